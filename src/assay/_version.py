@@ -1,0 +1,3 @@
+"""The package version, kept in one place (importlib.metadata costs start-up time)."""
+
+__version__ = "0.1.0"

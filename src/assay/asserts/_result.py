@@ -1,0 +1,49 @@
+"""The one result shape every check returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of one assert on one output.
+
+    Attributes:
+        text: the assert as written.
+        op: the op including any ``not-`` prefix.
+        passed: whether the check passed.
+        reason: why it failed (None when it passed).
+        evidence: structured detail for machines (e.g. ``{reason: missing_pointer, path}``).
+    """
+
+    text: str
+    op: str
+    passed: bool
+    reason: str | None = None
+    evidence: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"assert": self.text, "op": self.op, "passed": self.passed}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.evidence is not None:
+            out["evidence"] = self.evidence
+        return out
+
+
+class ArgumentProblem(Exception):
+    """A bad assert argument (invalid regex, invalid schema, missing value).
+
+    Always a failed check, negated or not: a broken assert must never pass.
+    """
+
+    def __init__(self, reason: str, evidence: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.evidence = evidence
+
+
+# What a handler returns: passed, a reason for the non-negated failure, optional evidence.
+Outcome = tuple[bool, str | None, dict[str, Any] | None]

@@ -1,0 +1,218 @@
+"""The committed baseline: write it, read it, and diff a run against it.
+
+A regression is a golden that passed in the baseline and does not now (fail, no-output,
+needs-judge, error, or missing from the suite), or a numeric score below its baseline score.
+New goldens, fail→pass and changed checks are notes, never regressions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ._version import __version__
+from .errors import BaselineError
+from .goldens import Golden
+from .results import CandidateSummary, Result
+from .store import atomic_write_text, dump_json
+
+SCHEMA_VERSION: Final = 1
+_SCORE_EPSILON: Final = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    """One regressed golden and why."""
+
+    candidate: str
+    id: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "candidate": self.candidate, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    regressions: list[Regression]
+    notes: list[str]
+
+
+def fingerprint(golden: Golden) -> str:
+    """A digest of what decides the golden (its checks, expected, threshold, rubric)."""
+    material = {
+        "asserts": [[a.full_op, dict(a.args)] for a in golden.asserts],
+        "expected": golden.expected,
+        "threshold": golden.threshold,
+        "rubric": golden.rubric,
+    }
+    text = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def build(
+    results: Iterable[Result], goldens: Mapping[str, Golden], summaries: Sequence[CandidateSummary]
+) -> dict[str, Any]:
+    """The baseline document for a run (schema_version first; field order is the format)."""
+    per: dict[str, dict[str, Any]] = {}
+    for r in results:
+        golden = goldens.get(r.id)
+        per.setdefault(r.candidate, {})[r.id] = {
+            "tier": r.tier,
+            "status": r.status,
+            "passed": r.passed,
+            "score": r.score,
+            "decided_by": r.decided_by,
+            "fingerprint": fingerprint(golden) if golden is not None else None,
+        }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "assay_version": __version__,
+        "summary": {s.candidate: s.to_dict() for s in summaries},
+        "goldens": per,
+    }
+
+
+def decided_count(document: Mapping[str, Any]) -> int:
+    """How many entries of a baseline were decided (pass or fail, not needs-judge/no-output)."""
+    count = 0
+    for entries in document.get("goldens", {}).values():
+        for entry in entries.values():
+            if isinstance(entry, dict) and entry.get("status") in ("pass", "fail"):
+                count += 1
+    return count
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate a baseline.
+
+    Raises:
+        BaselineError: missing, unreadable, not JSON, or of an unknown schema version.
+    """
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(
+            "no baseline file; run `assay run ... --write-baseline` first", source=source
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read the baseline: {exc}", source=source) from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise BaselineError(f"the baseline is not valid JSON: {exc}", source=source) from None
+    if not isinstance(document, dict):
+        raise BaselineError("the baseline must be a JSON object", source=source)
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise BaselineError(
+            f"unknown baseline schema version {version!r} (this assay reads {SCHEMA_VERSION})",
+            source=source,
+            field="schema_version",
+        )
+    goldens = document.get("goldens")
+    if not isinstance(goldens, dict) or not all(
+        isinstance(v, dict) and all(isinstance(e, dict) for e in v.values())
+        for v in goldens.values()
+    ):
+        raise BaselineError(
+            "must map candidate -> golden id -> entry", source=source, field="goldens"
+        )
+    return document
+
+
+def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> None:
+    """Write the baseline atomically.
+
+    Refuses (unless ``force``) to replace a baseline that decided goldens with one that decides
+    none: an empty or wrong outputs file would otherwise silently disarm the gate.
+
+    Raises:
+        BaselineError: on that refusal.
+    """
+    if not force and decided_count(document) == 0 and path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            old = None
+        if isinstance(old, dict) and decided_count(old) > 0:
+            raise BaselineError(
+                f"refusing to replace a baseline that decided {decided_count(old)} goldens with "
+                "one that decides none (check the outputs file; --force overrides)",
+                source=str(path),
+            )
+    atomic_write_text(path, dump_json(document))
+
+
+def _why_failed(result: Result) -> str:
+    text = f"passed in the baseline, now {result.status}"
+    failed = result.failed_checks()
+    if failed:
+        parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in failed[:3]]
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        text += ": " + "; ".join(parts) + more
+    return text
+
+
+def diff(
+    document: Mapping[str, Any],
+    results: Sequence[Result],
+    goldens: Mapping[str, Golden],
+    tiers: Iterable[str] | None = None,
+) -> Diff:
+    """Compare a run with a baseline.
+
+    Args:
+        tiers: the tiers this run selected; baseline goldens of other tiers are not compared.
+    """
+    wanted = set(tiers) if tiers else None
+    now = {(r.candidate, r.id): r for r in results}
+    regressions: list[Regression] = []
+    notes: list[str] = []
+    base: Mapping[str, Mapping[str, Any]] = document["goldens"]
+    for candidate in sorted(base):
+        for golden_id in sorted(base[candidate]):
+            entry = base[candidate][golden_id]
+            if wanted is not None and entry.get("tier") not in wanted:
+                continue
+            result = now.get((candidate, golden_id))
+            why: list[str] = []
+            if result is None:
+                if entry.get("passed") is True:
+                    missing = (
+                        "missing from the suite"
+                        if golden_id not in goldens
+                        else ("no output from this candidate")
+                    )
+                    why.append(f"passed in the baseline, now {missing}")
+            else:
+                if entry.get("passed") is True and result.status != "pass":
+                    why.append(_why_failed(result))
+                old, new = entry.get("score"), result.score
+                if (
+                    isinstance(old, int | float)
+                    and isinstance(new, int | float)
+                    and (new < old - _SCORE_EPSILON)
+                ):
+                    why.append(f"score dropped {old:.3f} → {new:.3f}")
+                if entry.get("passed") is False and result.status == "pass":
+                    notes.append(f"{candidate}/{golden_id}: fail → pass")
+                golden = goldens.get(golden_id)
+                print_fp = entry.get("fingerprint")
+                if golden is not None and print_fp and print_fp != fingerprint(golden):
+                    notes.append(f"{candidate}/{golden_id}: its checks changed since the baseline")
+            if why:
+                regressions.append(Regression(candidate, golden_id, "; ".join(why)))
+    known = {(c, g) for c, entries in base.items() for g in entries}
+    new_ids = sorted({r.id for r in results if (r.candidate, r.id) not in known})
+    if new_ids:
+        shown = ", ".join(new_ids[:5]) + (
+            f" and {len(new_ids) - 5} more" if len(new_ids) > 5 else ""
+        )
+        notes.append(f"{len(new_ids)} golden(s) not in the baseline: {shown}")
+    return Diff(regressions, notes)

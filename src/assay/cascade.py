@@ -1,0 +1,89 @@
+"""The assertion cascade: tier 1 asserts → tier 2 similarity → tier 3 judge.
+
+Cheap tiers short-circuit. When a golden declares asserts, tier 1 alone decides. Tier 2 runs only
+for goldens without asserts, with an expected value, and only when a similarity backend is set;
+otherwise it is skipped and the skip is noted. Whatever is left reaches tier 3, which in
+deterministic mode is reported ``needs-judge`` and never calls the judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
+from .goldens import Golden
+from .results import Result
+from .similarity import SimilarityFn
+
+NO_OUTPUT: Final[Any] = object()
+
+
+def evaluate(
+    golden: Golden,
+    output: Any,
+    candidate: str,
+    *,
+    similarity: SimilarityFn | None = None,
+    similarity_name: str = "none",
+    ctx: CheckContext = DEFAULT_CONTEXT,
+) -> Result:
+    """Decide one (candidate, golden) pair. Never raises for a bad assert or output."""
+    if output is NO_OUTPUT:
+        return Result(
+            golden.id,
+            golden.tier,
+            candidate,
+            "no-output",
+            False,
+            0.0,
+            None,
+            notes=("no output for this golden",),
+        )
+    if golden.asserts:
+        view = OutputView(output)
+        checks = tuple(run_assert(spec, view, ctx) for spec in golden.asserts)
+        passed_count = sum(1 for c in checks if c.passed)
+        passed = passed_count == len(checks)
+        return Result(
+            golden.id,
+            golden.tier,
+            candidate,
+            "pass" if passed else "fail",
+            passed,
+            passed_count / len(checks),
+            "tier1-asserts",
+            checks,
+        )
+    notes: list[str] = []
+    if not golden.has_expected:
+        notes.append("tier 2 skipped: the golden has no expected value")
+    elif similarity is None:
+        notes.append("tier 2 skipped: no similarity backend configured")
+    else:
+        score = max(0.0, min(1.0, similarity(as_text(output), as_text(golden.expected))))
+        passed = score >= golden.threshold
+        if not passed:
+            notes.append(f"similarity {score:.3f} below threshold {golden.threshold:g}")
+        return Result(
+            golden.id,
+            golden.tier,
+            candidate,
+            "pass" if passed else "fail",
+            passed,
+            score,
+            f"tier2-{similarity_name}",
+            (),
+            tuple(notes),
+        )
+    notes.append("tier 3: needs a judge (not called in deterministic mode)")
+    return Result(
+        golden.id,
+        golden.tier,
+        candidate,
+        "needs-judge",
+        None,
+        None,
+        "tier3-judge",
+        (),
+        tuple(notes),
+    )

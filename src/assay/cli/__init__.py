@@ -1,0 +1,52 @@
+"""The ``assay`` command line. Commands parse flags and delegate to the library.
+
+Exit codes: 0 success, 2 the gate failed (and nothing else), 1 any error (usage errors
+included: click's default of 2 for usage errors is overridden), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from .._version import __version__
+from ..errors import AssayError
+from .run import run_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="assay")
+def cli() -> None:
+    """assay: evaluation harness and CI regression gate for LLM prompts and coding agents."""
+
+
+cli.add_command(run_command)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: maps every outcome onto the documented exit codes."""
+    try:
+        code = cli.main(
+            args=list(argv) if argv is not None else None, prog_name="assay", standalone_mode=False
+        )
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("assay: interrupted", err=True)
+        code = 130
+    except click.ClickException as exc:
+        exc.show()
+        code = 1
+    except AssayError as exc:
+        click.echo(f"assay: error: {exc}", err=True)
+        code = 1
+    except KeyboardInterrupt:
+        click.echo("assay: interrupted", err=True)
+        code = 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `assay run | head`): not an error of ours.
+        sys.stderr.close()
+        code = 0
+    sys.exit(code if isinstance(code, int) else 0)

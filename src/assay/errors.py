@@ -1,0 +1,64 @@
+"""assay's exception hierarchy.
+
+::
+
+    AssayError                 any error a user can fix; the CLI prints it and exits 1
+    ├── ConfigError            assay.toml / [tool.assay] / candidates file
+    ├── GoldenError            a golden file or record
+    ├── OutputsError           the --outputs file
+    ├── BaselineError          the baseline file (missing, unknown schema, unreadable)
+    ├── TelemetryError         a telemetry record
+    ├── RunStoreError          saved runs under .assay/runs
+    └── ValidationError        bad arguments to the Python API
+
+Every error carries the file (``source``) and the ``field`` at fault when there is one, so the
+message a user sees always says where to look.
+"""
+
+from __future__ import annotations
+
+
+class AssayError(Exception):
+    """Root of every error assay raises on purpose."""
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.message = message
+        self.source = source
+        self.field = field
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.source:
+            where = f"{self.source}: "
+        if self.field:
+            where += f"field '{self.field}': "
+        return f"{where}{self.message}"
+
+
+class ConfigError(AssayError):
+    """Bad configuration (assay.toml, [tool.assay], flags that contradict each other)."""
+
+
+class GoldenError(AssayError):
+    """A golden that cannot be loaded: bad frontmatter, duplicate id, bad field."""
+
+
+class OutputsError(AssayError):
+    """The candidate outputs file is missing, unreadable or malformed."""
+
+
+class BaselineError(AssayError):
+    """The baseline file is missing, unreadable or of an unknown schema version."""
+
+
+class TelemetryError(AssayError):
+    """A telemetry record is malformed."""
+
+
+class RunStoreError(AssayError):
+    """A saved run cannot be found or read."""
+
+
+class ValidationError(AssayError, ValueError):
+    """Bad arguments passed to the Python API."""

@@ -1,0 +1,108 @@
+"""Finding goldens: recursive and sorted, tiers from folders, packaged defaults per tier."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from importlib import resources
+from pathlib import Path
+
+from ..errors import GoldenError
+from ._markdown import parse_markdown
+from ._model import TIERS, Golden, Tier, build_golden
+from ._records import iter_jsonl, iter_yaml_list
+
+_SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
+_MARKDOWN = ".md"
+_JSONL = ".jsonl"
+_YAML = (".yaml", ".yml")
+
+
+def _is_golden_file(name: str) -> bool:
+    if name.startswith(("_", ".")) or name.lower() in _SKIPPED_NAMES:
+        return False
+    return name.endswith((_MARKDOWN, _JSONL, *_YAML))
+
+
+def discover(root: Path) -> list[Path]:
+    """Every golden file under ``root`` (or ``root`` itself), sorted by relative path."""
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise GoldenError("goldens folder not found", source=str(root))
+    found: list[tuple[str, Path]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        rel = os.path.relpath(folder, root)
+        for name in files:
+            if _is_golden_file(name):
+                key = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
+                found.append((key, Path(folder, name)))
+    found.sort()
+    return [path for _, path in found]
+
+
+def _folder_tier(path: Path) -> Tier | None:
+    parent = path.parent.name
+    return parent if parent in TIERS else None
+
+
+def iter_file(path: Path) -> Iterator[Golden]:
+    """The goldens held by one file."""
+    tier = _folder_tier(path)
+    name = path.name
+    if name.endswith(_JSONL):
+        yield from iter_jsonl(path, tier)
+    elif name.endswith(_YAML):
+        yield from iter_yaml_list(path, tier)
+    else:
+        source = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise GoldenError(f"cannot read: {exc.strerror}", source=source) from None
+        front, has_origin = parse_markdown(data, source)
+        yield build_golden(
+            front, source=source, default_id=path.stem, folder_tier=tier, has_origin=has_origin
+        )
+
+
+def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
+    """Pass goldens through, failing on the first duplicate id (naming both sources)."""
+    seen: dict[str, str] = {}
+    for golden in goldens:
+        first = seen.get(golden.id)
+        if first is not None:
+            raise GoldenError(
+                f"duplicate golden id '{golden.id}' (also in {first})",
+                source=golden.source,
+                field="id",
+            )
+        seen[golden.id] = golden.source
+        yield golden
+
+
+def iter_goldens(root: Path | str) -> Iterator[Golden]:
+    """Stream every golden under ``root`` in sorted file order, ids checked for duplicates."""
+    return unique(g for path in discover(Path(root)) for g in iter_file(path))
+
+
+def packaged_root() -> Path:
+    """The folder of default goldens shipped inside the wheel."""
+    return Path(str(resources.files("assay").joinpath("data", "goldens")))
+
+
+def load_suite(project_root: Path | None, tiers: Iterable[Tier] | None = None) -> list[Golden]:
+    """The project's goldens, plus the packaged defaults of each tier the project lacks.
+
+    Args:
+        project_root: the project's goldens folder (may not exist: then packaged only).
+        tiers: only these tiers (all when None).
+    """
+    wanted = set(tiers) if tiers else set(TIERS)
+    own: list[Golden] = []
+    if project_root is not None and project_root.exists():
+        own = list(iter_goldens(project_root))
+    present = {g.tier for g in own}
+    packaged = [g for g in iter_goldens(packaged_root()) if g.tier not in present]
+    return [g for g in unique([*own, *packaged]) if g.tier in wanted]

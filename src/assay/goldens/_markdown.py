@@ -1,0 +1,67 @@
+"""Markdown goldens: YAML frontmatter between ``---`` lines, then a documentation body."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ..errors import GoldenError
+
+# The C loader is several times faster; both are safe loaders (no arbitrary objects).
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ORIGIN = re.compile(r"^#{2,}\s+origin\b", re.IGNORECASE | re.MULTILINE)
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """Decode UTF-8 (a BOM is tolerated) or fail naming the file and the byte offset."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoldenError(
+            f"not valid UTF-8 (bad byte at offset {exc.start})", source=source
+        ) from None
+
+
+def yaml_load(text: str, source: str, line_offset: int = 0) -> Any:
+    """Safe-load YAML, turning parser errors into a GoldenError with the line number."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise GoldenError(f"malformed YAML{where}: {problem}", source=source) from None
+
+
+def split_frontmatter(text: str, source: str) -> tuple[str, str]:
+    """Return (frontmatter, body).
+
+    Raises:
+        GoldenError: when the file does not open with a ``---`` line or never closes it.
+    """
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        raise GoldenError(
+            "no YAML frontmatter: a golden must start with a '---' line", source=source
+        )
+    start = text.index("\n") + 1
+    pos = start
+    while True:
+        end = text.find("\n", pos)
+        line = text[pos:] if end == -1 else text[pos:end]
+        if line.rstrip() in ("---", "..."):
+            return text[start:pos], "" if end == -1 else text[end + 1 :]
+        if end == -1:
+            raise GoldenError("the frontmatter is never closed with a '---' line", source=source)
+        pos = end + 1
+
+
+def parse_markdown(data: bytes, source: str) -> tuple[Any, bool]:
+    """Parse a markdown golden's bytes into (frontmatter value, has an Origin section)."""
+    text = decode_utf8(data, source)
+    front, body = split_frontmatter(text, source)
+    return yaml_load(front, source, line_offset=1), bool(_ORIGIN.search(body))

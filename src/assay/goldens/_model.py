@@ -1,0 +1,131 @@
+"""The Golden model and the validation of its fields (one place for every source format)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ..asserts import AssertSpec, parse_assert
+from ..errors import GoldenError
+
+Tier = Literal["smoke", "standard", "stretch", "adversarial"]
+TIERS: Final[tuple[Tier, ...]] = ("smoke", "standard", "stretch", "adversarial")
+DEFAULT_THRESHOLD: Final[float] = 0.8
+
+_LIST_OF_STR_FIELDS = (
+    "completion_signals",
+    "expected_files_modified",
+    "owned_files",
+    "reference_files",
+)
+_STR_FIELDS = ("title", "role", "rubric", "origin")
+_NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s")
+
+
+@dataclass(frozen=True, slots=True)
+class Golden:
+    """One golden case.
+
+    Attributes:
+        id: stable id (defaults to the file stem for markdown goldens).
+        tier: smoke, standard, stretch or adversarial.
+        input: what the candidate is given.
+        expected: the reference output (None when absent; see ``has_expected``).
+        rubric: text for the tier 3 judge.
+        asserts: tier 1 checks, normalised.
+        threshold: tier 2 pass threshold.
+        source: where it came from (``path`` or ``path:line``), for error messages.
+        has_origin: whether it says where it came from (a ``## Origin`` section / ``origin``).
+        fields: every other frontmatter field (agent-task fields among them).
+    """
+
+    id: str
+    tier: Tier
+    source: str
+    input: Any = None
+    expected: Any = None
+    has_expected: bool = False
+    rubric: str | None = None
+    asserts: tuple[AssertSpec, ...] = ()
+    threshold: float = DEFAULT_THRESHOLD
+    has_origin: bool = False
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def build_golden(
+    data: Any,
+    *,
+    source: str,
+    default_id: str | None,
+    folder_tier: Tier | None,
+    has_origin: bool = False,
+) -> Golden:
+    """Validate one golden's fields and build it.
+
+    Raises:
+        GoldenError: naming ``source`` and the field at fault.
+    """
+    if not isinstance(data, Mapping):
+        kind = "empty" if data is None else f"a {type(data).__name__}"
+        raise GoldenError(f"the frontmatter must be a YAML mapping, not {kind}", source=source)
+    data = dict(data)
+    raw_id = data.pop("id", default_id)
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        raw_id = str(raw_id)
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise GoldenError("a golden needs a non-empty string id", source=source, field="id")
+    raw_tier = data.pop("tier", None)
+    if raw_tier is not None and raw_tier not in TIERS:
+        raise GoldenError(
+            f"unknown tier {raw_tier!r} (use one of {', '.join(TIERS)})",
+            source=source,
+            field="tier",
+        )
+    tier: Tier = folder_tier or raw_tier or "standard"
+    raw_asserts = data.pop("asserts", None)
+    if raw_asserts is None:
+        raw_asserts = []
+    if not isinstance(raw_asserts, list):
+        raise GoldenError("asserts must be a list", source=source, field="asserts")
+    asserts = tuple(
+        parse_assert(a, source=source, field=f"asserts[{i}]") for i, a in enumerate(raw_asserts)
+    )
+    threshold = data.pop("threshold", DEFAULT_THRESHOLD)
+    if not _number(threshold) or not 0 <= threshold <= 1:
+        raise GoldenError(
+            "threshold must be a number between 0 and 1", source=source, field="threshold"
+        )
+    for name in _STR_FIELDS:
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise GoldenError(f"{name} must be a string", source=source, field=name)
+    for name in _LIST_OF_STR_FIELDS:
+        value = data.get(name)
+        if value is not None and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            raise GoldenError(f"{name} must be a list of strings", source=source, field=name)
+    for name in _NON_NEGATIVE_FIELDS:
+        value = data.get(name)
+        if value is not None and (not _number(value) or value < 0):
+            raise GoldenError(f"{name} must be a number >= 0", source=source, field=name)
+    has_expected = "expected" in data
+    rubric = data.pop("rubric", None)
+    return Golden(
+        id=raw_id.strip(),
+        tier=tier,
+        source=source,
+        input=data.pop("input", None),
+        expected=data.pop("expected", None),
+        has_expected=has_expected,
+        rubric=rubric,
+        asserts=asserts,
+        threshold=float(threshold),
+        has_origin=has_origin or bool(data.get("origin")),
+        fields=data,
+    )

@@ -1,0 +1,39 @@
+"""Goldens as records: JSONL (one object per line) and YAML lists (one mapping per item)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import GoldenError
+from ._markdown import decode_utf8, yaml_load
+from ._model import Golden, Tier, build_golden
+
+
+def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
+    """Stream goldens from a JSONL file, one line at a time."""
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            source = f"{path}:{lineno}"
+            line = decode_utf8(raw, source).strip()
+            if not line:
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError as exc:
+                raise GoldenError(f"invalid JSON: {exc}", source=source) from None
+            if not isinstance(data, dict):
+                raise GoldenError("each JSONL line must be a JSON object", source=source)
+            yield build_golden(data, source=source, default_id=None, folder_tier=folder_tier)
+
+
+def iter_yaml_list(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
+    """Goldens from a YAML file holding a list of mappings."""
+    data = yaml_load(decode_utf8(path.read_bytes(), str(path)), str(path))
+    if not isinstance(data, list):
+        raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
+    for index, item in enumerate(data):
+        yield build_golden(
+            item, source=f"{path}[{index}]", default_id=None, folder_tier=folder_tier
+        )

@@ -1,0 +1,106 @@
+"""Candidate outputs from a file: ``{golden_id: output}``, ``{candidate: {golden_id: output}}``,
+or JSONL rows ``{"id", "output", "candidate"?}``.
+
+A JSON object is read per candidate when none of its keys is a golden id and every value is an
+object; otherwise it is one candidate's map (candidate ``default``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from .errors import OutputsError
+from .results import DEFAULT_CANDIDATE
+
+Outputs = dict[str, dict[str, Any]]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise OutputsError(
+            "outputs file not found (nothing can be scored without candidate outputs)",
+            source=str(path),
+        ) from None
+    except IsADirectoryError:
+        raise OutputsError("expected an outputs file, got a folder", source=str(path)) from None
+    except OSError as exc:
+        raise OutputsError(
+            f"cannot read the outputs file: {exc.strerror}", source=str(path)
+        ) from None
+
+
+def _decode(data: bytes, source: str) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OutputsError(
+            f"not valid UTF-8 (bad byte at offset {exc.start})", source=source
+        ) from None
+
+
+def _from_jsonl(text: str, source: str) -> Outputs:
+    out: Outputs = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}:{lineno}"
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise OutputsError(f"invalid JSON: {exc}", source=where) from None
+        if not isinstance(row, dict):
+            raise OutputsError("each line must be a JSON object", source=where)
+        golden_id = row.get("id")
+        if not isinstance(golden_id, str) or not golden_id:
+            raise OutputsError("each row needs a string id", source=where, field="id")
+        if "output" not in row:
+            raise OutputsError("each row needs an output", source=where, field="output")
+        candidate = row.get("candidate", DEFAULT_CANDIDATE)
+        if not isinstance(candidate, str) or not candidate:
+            raise OutputsError(
+                "candidate must be a non-empty string", source=where, field="candidate"
+            )
+        per = out.setdefault(candidate, {})
+        if golden_id in per:
+            raise OutputsError(
+                f"duplicate output for golden '{golden_id}' (candidate '{candidate}')",
+                source=where,
+                field="id",
+            )
+        per[golden_id] = row["output"]
+    return out
+
+
+def load_outputs(path: Path | str, golden_ids: Collection[str] = ()) -> Outputs:
+    """Read an outputs file into ``{candidate: {golden_id: output}}``.
+
+    Raises:
+        OutputsError: the file is missing, unreadable, not UTF-8, or not a valid outputs file.
+    """
+    path = Path(path)
+    source = str(path)
+    text = _decode(_read(path), source)
+    if path.suffix == ".jsonl":
+        return _from_jsonl(text, source)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise OutputsError(f"invalid JSON: {exc}", source=source) from None
+    if not isinstance(data, dict):
+        raise OutputsError("an outputs file must be a JSON object (or JSONL rows)", source=source)
+    ids = set(golden_ids)
+    per_candidate = (
+        bool(data)
+        and all(isinstance(v, dict) for v in data.values())
+        and not any(k in ids for k in data)
+    )
+    if per_candidate:
+        return {str(k): dict(v) for k, v in data.items()}
+    return {DEFAULT_CANDIDATE: data}

@@ -1,0 +1,92 @@
+"""RFC 6901 JSON Pointers, strictly.
+
+``~1`` is decoded before ``~0``; array indices are ``0`` or a digit string without a leading
+zero; ``-`` (one past the end) never resolves; only a mapping's own keys are followed. A pointer
+that does not resolve yields :data:`MISSING` rather than raising, because a missing value is an
+ordinary failed check, not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["MISSING", "PointerSyntaxError", "escape_token", "parse_pointer", "resolve"]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final[Any] = _Missing()
+
+
+class PointerSyntaxError(ValueError):
+    """The text is not a JSON Pointer (it must be empty or start with ``/``)."""
+
+
+def _unescape(token: str, pointer: str) -> str:
+    if "~" not in token:
+        return token
+    i = token.find("~")
+    while i != -1:
+        if i + 1 >= len(token) or token[i + 1] not in "01":
+            raise PointerSyntaxError(f"invalid escape '~' in JSON Pointer {pointer!r}")
+        i = token.find("~", i + 2)
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def parse_pointer(pointer: str) -> tuple[str, ...]:
+    """Split a pointer into its decoded reference tokens.
+
+    Raises:
+        PointerSyntaxError: when the pointer is not empty and does not start with ``/``, or holds
+            a ``~`` not followed by ``0`` or ``1``.
+    """
+    if not isinstance(pointer, str):
+        raise PointerSyntaxError(f"a JSON Pointer must be a string, not {type(pointer).__name__}")
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        raise PointerSyntaxError(f"a JSON Pointer must start with '/': {pointer!r}")
+    return tuple(_unescape(token, pointer) for token in pointer[1:].split("/"))
+
+
+def escape_token(token: str) -> str:
+    """Encode one reference token (``~`` → ``~0`` first, then ``/`` → ``~1``)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _is_index(token: str) -> bool:
+    # RFC 6901: array-index = %x30 / ( %x31-39 *(%x30-39) ); isascii() keeps out other digits.
+    return token.isascii() and token.isdigit() and (token == "0" or token[0] != "0")
+
+
+def resolve(document: Any, pointer: str | tuple[str, ...]) -> Any:
+    """Return the value at ``pointer`` in ``document``, or :data:`MISSING`.
+
+    Raises:
+        PointerSyntaxError: when ``pointer`` is a malformed string.
+    """
+    tokens = parse_pointer(pointer) if isinstance(pointer, str) else pointer
+    value = document
+    for token in tokens:
+        if isinstance(value, dict):
+            if token not in value:
+                return MISSING
+            value = value[token]
+        elif isinstance(value, list):
+            if not _is_index(token):
+                return MISSING
+            index = int(token)
+            if index >= len(value):
+                return MISSING
+            value = value[index]
+        else:
+            return MISSING
+    return value

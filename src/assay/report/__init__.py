@@ -1,0 +1,1 @@
+"""Renderers: they read results and format them, computing nothing."""
