@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._version import __version__
+from .asserts import AssertSpec
 from .errors import BaselineError
 from .goldens import Golden
 from .results import CandidateSummary, Result
@@ -22,6 +23,7 @@ from .store import atomic_write_text, dump_json
 
 SCHEMA_VERSION: Final = 1
 _SCORE_EPSILON: Final = 1e-9
+_NUMBER = (int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +44,27 @@ class Diff:
     notes: list[str]
 
 
-def fingerprint(golden: Golden) -> str:
-    """A digest of what decides the golden (its checks, expected, threshold, rubric)."""
-    material = {
-        "asserts": [[a.full_op, dict(a.args)] for a in golden.asserts],
-        "expected": golden.expected,
-        "threshold": golden.threshold,
-        "rubric": golden.rubric,
-    }
-    text = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> str:
+    """A digest of what decides the golden (its checks, expected, threshold, rubric).
+
+    ``memo`` caches each assert's canonical text: suites repeat the same asserts many times.
+    """
+    parts = []
+    for spec in golden.asserts:
+        text = memo.get(spec) if memo is not None else None
+        if text is None:
+            text = _canonical([spec.full_op, dict(spec.args)])
+            if memo is not None:
+                memo[spec] = text
+        parts.append(text)
+    material = "\x1f".join(
+        [*parts, _canonical(golden.expected), repr(golden.threshold), _canonical(golden.rubric)]
+    )
+    return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
 
 
 def build(
@@ -59,6 +72,7 @@ def build(
 ) -> dict[str, Any]:
     """The baseline document for a run (schema_version first; field order is the format)."""
     per: dict[str, dict[str, Any]] = {}
+    memo: dict[AssertSpec, str] = {}
     for r in results:
         golden = goldens.get(r.id)
         per.setdefault(r.candidate, {})[r.id] = {
@@ -67,7 +81,7 @@ def build(
             "passed": r.passed,
             "score": r.score,
             "decided_by": r.decided_by,
-            "fingerprint": fingerprint(golden) if golden is not None else None,
+            "fingerprint": fingerprint(golden, memo) if golden is not None else None,
         }
     return {
         "schema_version": SCHEMA_VERSION,
@@ -159,6 +173,32 @@ def _why_failed(result: Result) -> str:
     return text
 
 
+def _listed(label: str, keys: Sequence[str]) -> str:
+    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    return f"{len(keys)} {label}: {shown}"
+
+
+def _compare(entry: Mapping[str, Any], result: Result | None, known: bool) -> list[str]:
+    """Why one baseline entry regressed (empty when it did not)."""
+    why: list[str] = []
+    if result is None:
+        if entry.get("passed") is True:
+            missing = "no output from this candidate" if known else "missing from the suite"
+            why.append(f"passed in the baseline, now {missing}")
+        return why
+    if entry.get("passed") is True and result.status != "pass":
+        why.append(_why_failed(result))
+    old, new = entry.get("score"), result.score
+    if (
+        isinstance(old, _NUMBER)
+        and not isinstance(old, bool)
+        and new is not None
+        and new < old - _SCORE_EPSILON
+    ):
+        why.append(f"score dropped {old:.3f} → {new:.3f}")
+    return why
+
+
 def diff(
     document: Mapping[str, Any],
     results: Sequence[Result],
@@ -173,7 +213,9 @@ def diff(
     wanted = set(tiers) if tiers else None
     now = {(r.candidate, r.id): r for r in results}
     regressions: list[Regression] = []
-    notes: list[str] = []
+    fixed: list[str] = []
+    changed: list[str] = []
+    memo: dict[AssertSpec, str] = {}
     base: Mapping[str, Mapping[str, Any]] = document["goldens"]
     for candidate in sorted(base):
         for golden_id in sorted(base[candidate]):
@@ -181,38 +223,23 @@ def diff(
             if wanted is not None and entry.get("tier") not in wanted:
                 continue
             result = now.get((candidate, golden_id))
-            why: list[str] = []
-            if result is None:
-                if entry.get("passed") is True:
-                    missing = (
-                        "missing from the suite"
-                        if golden_id not in goldens
-                        else ("no output from this candidate")
-                    )
-                    why.append(f"passed in the baseline, now {missing}")
-            else:
-                if entry.get("passed") is True and result.status != "pass":
-                    why.append(_why_failed(result))
-                old, new = entry.get("score"), result.score
-                if (
-                    isinstance(old, int | float)
-                    and isinstance(new, int | float)
-                    and (new < old - _SCORE_EPSILON)
-                ):
-                    why.append(f"score dropped {old:.3f} → {new:.3f}")
-                if entry.get("passed") is False and result.status == "pass":
-                    notes.append(f"{candidate}/{golden_id}: fail → pass")
-                golden = goldens.get(golden_id)
-                print_fp = entry.get("fingerprint")
-                if golden is not None and print_fp and print_fp != fingerprint(golden):
-                    notes.append(f"{candidate}/{golden_id}: its checks changed since the baseline")
+            why = _compare(entry, result, golden_id in goldens)
             if why:
                 regressions.append(Regression(candidate, golden_id, "; ".join(why)))
-    known = {(c, g) for c, entries in base.items() for g in entries}
-    new_ids = sorted({r.id for r in results if (r.candidate, r.id) not in known})
-    if new_ids:
-        shown = ", ".join(new_ids[:5]) + (
-            f" and {len(new_ids) - 5} more" if len(new_ids) > 5 else ""
-        )
-        notes.append(f"{len(new_ids)} golden(s) not in the baseline: {shown}")
+            if result is None:
+                continue
+            if entry.get("passed") is False and result.status == "pass":
+                fixed.append(f"{candidate}/{golden_id}")
+            golden = goldens.get(golden_id)
+            recorded = entry.get("fingerprint")
+            if golden is not None and recorded and recorded != fingerprint(golden, memo):
+                changed.append(f"{candidate}/{golden_id}")
+    new = sorted(f"{r.candidate}/{r.id}" for r in results if r.id not in base.get(r.candidate, {}))
+    notes = []
+    if fixed:
+        notes.append(_listed("golden(s) went from fail to pass", fixed))
+    if changed:
+        notes.append(_listed("golden(s) changed their checks since the baseline", changed))
+    if new:
+        notes.append(_listed("golden(s) not in the baseline", new))
     return Diff(regressions, notes)

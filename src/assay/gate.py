@@ -36,6 +36,7 @@ class GateOptions:
     baseline: Path | None = None
     mode: Mode = "report"
     force: bool = False
+    no_cache: bool = False
 
 
 @dataclass(slots=True)
@@ -114,9 +115,10 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens this run scores."""
     if options.example:
         return list(_select(iter_goldens(example_paths()[0]), options.tiers))
+    cache = None if options.no_cache else config.root / ".assay" / "cache" / "frontmatter.json"
     if options.path is not None:
-        return list(_select(iter_goldens(options.path), options.tiers))
-    return load_suite(config.goldens, options.tiers or None)
+        return list(_select(iter_goldens(options.path, cache), options.tiers))
+    return load_suite(config.goldens, options.tiers or None, cache)
 
 
 def run_gate(options: GateOptions, config: Config) -> GateRun:

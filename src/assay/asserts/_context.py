@@ -59,11 +59,14 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+_NUMBER = (int, float)
+
+
 def json_equal(a: Any, b: Any) -> bool:
     """JSON-value deep equality: 1 == 1.0, but booleans are not numbers."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
+    if isinstance(a, _NUMBER) and isinstance(b, _NUMBER):
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)

@@ -93,7 +93,7 @@ def run_assert(
                 f"output satisfies '{spec.op}', which this assert forbids",
                 {"reason": "negated"},
             )
-        return CheckResult(spec.text, spec.full_op, True)
+        return spec.passed
     if passed:
-        return CheckResult(spec.text, spec.full_op, True)
+        return spec.passed
     return CheckResult(spec.text, spec.full_op, False, reason, evidence)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import GoldenError
+from ._result import CheckResult
 
 NOT_PREFIX = "not-"
 
@@ -26,7 +27,7 @@ _ARG_ALIASES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AssertSpec:
     """A normalised tier 1 assert.
 
@@ -35,12 +36,20 @@ class AssertSpec:
         negate: True when the assert was written with a ``not-`` prefix.
         args: the remaining arguments (``value``, ``path``, ``flags``, ...), snake_case.
         text: the assert as the user would recognise it (``'not-contains:foo'``).
+        passed: the (immutable) result of this assert passing, shared by every output that
+            passes it, so a large suite does not allocate one result per passing check.
+
+    Specs compare by identity: ``args`` may hold any JSON value. Treat them as read-only.
     """
 
     op: str
     negate: bool
     args: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
+    passed: CheckResult = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", CheckResult(self.text, self.full_op, True))
 
     @property
     def full_op(self) -> str:
@@ -58,6 +67,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# String asserts repeat across goldens ('is-json', 'contains:FROM'): parse each text once.
+_STRING_SPECS: dict[str, AssertSpec] = {}
+_STRING_CACHE_LIMIT = 65536
+
+
 def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts") -> AssertSpec:
     """Normalise one assert written in any accepted form.
 
@@ -65,13 +79,19 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
         GoldenError: when the assert is neither a string nor a mapping with an op.
     """
     if isinstance(raw, str):
+        cached = _STRING_SPECS.get(raw)
+        if cached is not None:
+            return cached
         op_text, sep, arg = raw.partition(":")
         op_text = op_text.strip()
         if not op_text:
             raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
         op, negate = _split_negation(op_text)
         args: dict[str, Any] = {"value": arg} if sep else {}
-        return AssertSpec(op=op, negate=negate, args=args, text=raw)
+        spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
+        if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
+            _STRING_SPECS[raw] = spec
+        return spec
     if isinstance(raw, Mapping):
         data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in raw.items()}
         if "op" in data or "type" in data:

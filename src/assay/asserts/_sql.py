@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -73,6 +72,8 @@ def _statement_types() -> tuple[type, ...]:
 
 
 def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+    import logging
+
     import sqlglot
     from sqlglot.errors import ErrorLevel, SqlglotError
 

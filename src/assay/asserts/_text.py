@@ -20,9 +20,14 @@ def need(args: Mapping[str, Any], name: str = "value") -> Any:
     return args[name]
 
 
+_SCALAR = (str, int, float)
+
+
 def need_text(args: Mapping[str, Any], name: str = "value") -> str:
     value = need(args, name)
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, _SCALAR):
         raise ArgumentProblem(f"argument '{name}' must be a string")
     return str(value)
 

@@ -45,6 +45,7 @@ def emit(text: str, output: Path | None) -> None:
     is_flag=True,
     help="Let --write-baseline replace a baseline that decided goldens with one that decides none.",
 )
+@click.option("--no-cache", is_flag=True, help="Do not read or write assay's caches.")
 @click.option("--self-test", is_flag=True, help="Run each golden's asserts on its own expected.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
@@ -61,6 +62,7 @@ def run_command(
     write_baseline: bool,
     check: bool,
     force: bool,
+    no_cache: bool,
     self_test: bool,
     as_json: bool,
     fmt: str | None,
@@ -86,6 +88,7 @@ def run_command(
         baseline=baseline,
         mode=cast(Any, mode),
         force=force,
+        no_cache=no_cache,
     )
     if self_test:
         from ..asserts import CheckContext

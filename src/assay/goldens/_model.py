@@ -54,8 +54,11 @@ class Golden:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
+_NUMBER = (int, float)
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, _NUMBER) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def build_golden(
