@@ -16,6 +16,7 @@ from .errors import ConfigError
 DEFAULT_GOLDENS: Final = "goldens"
 DEFAULT_BASELINE: Final = "assay-baseline.json"
 
+_SIMILARITY: Final = ("none", "difflib", "rapidfuzz")
 _KEYS: Final = {
     "goldens": str,
     "baseline": str,
@@ -62,6 +63,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not valid UTF-8 (bad byte at offset {exc.start})", source=str(path)
+        ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", source=str(path)) from None
 
@@ -85,6 +90,13 @@ def _validate(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         elif not isinstance(value, kind):
             raise ConfigError(f"must be a {kind.__name__}", source=source, field=key)
         out[key] = value
+    backend = out.get("similarity")
+    if backend is not None and backend not in _SIMILARITY:
+        raise ConfigError(
+            f"unknown similarity backend {backend!r} (use one of {', '.join(_SIMILARITY)})",
+            source=source,
+            field="similarity",
+        )
     rate = out.get("min_pass_rate")
     if rate is not None and not 0 <= rate <= 1:
         raise ConfigError("must be between 0 and 1", source=source, field="min_pass_rate")
@@ -104,7 +116,10 @@ def load_config(root: Path | None = None) -> Config:
         source = str(toml)
         settings = _validate(_read_toml(toml), source)
     elif pyproject.is_file():
-        block = _read_toml(pyproject).get("tool", {}).get("assay")
+        tool = _read_toml(pyproject).get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError("[tool] must be a table", source=str(pyproject), field="tool")
+        block = tool.get("assay")
         if block is not None:
             source = f"{pyproject} [tool.assay]"
             if not isinstance(block, dict):

@@ -16,7 +16,7 @@ from .asserts import CheckContext
 from .cascade import NO_OUTPUT, evaluate
 from .config import Config
 from .errors import ConfigError
-from .goldens import Golden, Tier, iter_goldens, load_suite, packaged_root
+from .goldens import Golden, Tier, iter_goldens, load_suite
 from .outputs import load_outputs
 from .results import CandidateSummary, Result, rank, summarize
 from .similarity import get_backend
@@ -100,8 +100,8 @@ def _totals(summaries: Iterable[CandidateSummary]) -> dict[str, Any]:
 
 def example_paths() -> tuple[Path, Path]:
     """The packaged example: (goldens folder, outputs file), inside the wheel."""
-    outputs = Path(str(resources.files("assay").joinpath("data", "example-outputs.json")))
-    return packaged_root(), outputs
+    example = resources.files("assay").joinpath("data", "example")
+    return Path(str(example.joinpath("goldens"))), Path(str(example.joinpath("outputs.json")))
 
 
 def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Golden]:

@@ -8,6 +8,7 @@ ordinary failed check, not an error.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Final
 
 __all__ = ["MISSING", "PointerSyntaxError", "escape_token", "parse_pointer", "resolve"]
@@ -41,6 +42,15 @@ def _unescape(token: str, pointer: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+@lru_cache(maxsize=4096)
+def _parse_cached(pointer: str) -> tuple[str, ...]:
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        raise PointerSyntaxError(f"a JSON Pointer must start with '/': {pointer!r}")
+    return tuple(_unescape(token, pointer) for token in pointer[1:].split("/"))
+
+
 def parse_pointer(pointer: str) -> tuple[str, ...]:
     """Split a pointer into its decoded reference tokens.
 
@@ -50,11 +60,7 @@ def parse_pointer(pointer: str) -> tuple[str, ...]:
     """
     if not isinstance(pointer, str):
         raise PointerSyntaxError(f"a JSON Pointer must be a string, not {type(pointer).__name__}")
-    if pointer == "":
-        return ()
-    if not pointer.startswith("/"):
-        raise PointerSyntaxError(f"a JSON Pointer must start with '/': {pointer!r}")
-    return tuple(_unescape(token, pointer) for token in pointer[1:].split("/"))
+    return _parse_cached(pointer)
 
 
 def escape_token(token: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
 from .goldens import Golden
@@ -31,6 +32,18 @@ class SelfTestReport:
     @property
     def ok(self) -> bool:
         return not self.inconsistent
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked,
+            "inconsistent": [
+                {"id": i.id, "source": i.source, "failed": [c.to_dict() for c in i.failed]}
+                for i in self.inconsistent
+            ],
+            "no_expected": list(self.no_expected),
+            "no_origin": list(self.no_origin),
+            "ok": self.ok,
+        }
 
 
 def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) -> SelfTestReport:

@@ -9,7 +9,7 @@ from typing import Any
 from ..pointer import MISSING, PointerSyntaxError, resolve
 from ._context import CheckContext, OutputView, json_equal
 from ._result import ArgumentProblem, Outcome
-from ._schema import schema_issues
+from ._schema import compile_schema, schema_issues
 from ._text import need
 
 # contains-json tries a decode at each '{' or '['; this caps the work on huge outputs.
@@ -52,6 +52,9 @@ def _find_json(text: str) -> tuple[bool, Any]:
 
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     value = view.raw
+    schema = _schema_arg(args) if args.get("schema", args.get("value")) is not None else None
+    if schema is not None:
+        compile_schema(schema, ctx.schema_registry)  # a bad schema fails even when negated
     if isinstance(value, dict | list):
         found, parsed = True, value
     elif isinstance(value, str):
@@ -60,8 +63,8 @@ def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContex
         found, parsed = False, None
     if not found:
         return False, "output contains no JSON object or array", None
-    if args.get("schema", args.get("value")) is not None:
-        issues = schema_issues(_schema_arg(args), parsed, ctx.schema_registry)
+    if schema is not None:
+        issues = schema_issues(schema, parsed, ctx.schema_registry)
         if issues:
             evidence = {"reason": "schema_validation_failed", "issues": issues}
             return False, f"embedded JSON violates the schema ({len(issues)} issues)", evidence

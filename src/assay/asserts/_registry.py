@@ -85,7 +85,7 @@ def run_assert(
     try:
         passed, reason, evidence = handler(view, spec.args, ctx)
     except ArgumentProblem as problem:
-        return _failed(spec, problem.reason, problem.evidence)
+        return _failed(spec, problem.reason, problem.evidence or {"reason": "invalid_argument"})
     if spec.negate:
         if passed:
             return _failed(

@@ -17,6 +17,7 @@ from ..pointer import escape_token
 from ._result import ArgumentProblem
 
 _UNKNOWN = object()
+_BY_REPR: dict[tuple[str, int], tuple[Any, Any]] = {}
 
 
 def _pointer(parts: Any) -> str:
@@ -65,17 +66,36 @@ def _additional(error: Any) -> list[str]:
     return extras
 
 
+def compile_schema(schema: Any, registry: Any = None) -> Any:
+    """The (cached) validator for ``schema``.
+
+    Raises:
+        ArgumentProblem: the schema is not JSON, invalid, or of an unknown draft.
+    """
+    # repr() is a cheap, exact cache key for JSON data (1, 1.0 and True differ); the validator
+    # itself is built from a JSON round trip, so only JSON schemas ever reach jsonschema.
+    key = repr(schema)
+    found = _BY_REPR.get((key, id(registry)))
+    if found is not None and found[0] is registry:
+        return found[1]
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentProblem(f"the schema is not JSON: {exc}") from None
+    validator = _validator(text, id(registry), registry)
+    if len(_BY_REPR) >= 1024:
+        _BY_REPR.clear()
+    _BY_REPR[(key, id(registry))] = (registry, validator)
+    return validator
+
+
 def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict[str, Any]]:
     """Validate and return one issue per violation (empty when valid).
 
     Raises:
         ArgumentProblem: the schema is invalid, of an unknown draft, or has an unresolvable $ref.
     """
-    try:
-        key = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ArgumentProblem(f"the schema is not JSON: {exc}") from None
-    validator = _validator(key, id(registry), registry)
+    validator = compile_schema(schema, registry)
     from jsonschema import exceptions
     from referencing.exceptions import Unresolvable
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import GoldenError
@@ -27,7 +26,6 @@ _ARG_ALIASES = {
 }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class AssertSpec:
     """A normalised tier 1 assert.
 
@@ -39,21 +37,42 @@ class AssertSpec:
         passed: the (immutable) result of this assert passing, shared by every output that
             passes it, so a large suite does not allocate one result per passing check.
 
-    Specs compare by identity: ``args`` may hold any JSON value. Treat them as read-only.
+    Specs compare by identity and are read-only (``args`` may hold any JSON value). ``text`` and
+    ``passed`` are computed on first use: the scorer API builds a spec per call and rarely
+    needs either.
     """
 
-    op: str
-    negate: bool
-    args: Mapping[str, Any] = field(default_factory=dict)
-    text: str = ""
-    passed: CheckResult = field(init=False, repr=False)
+    __slots__ = ("_passed", "_text", "args", "full_op", "negate", "op")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "passed", CheckResult(self.text, self.full_op, True))
+    def __init__(
+        self, op: str, negate: bool, args: Mapping[str, Any] | None = None, text: str | None = None
+    ):
+        self.op = op
+        self.negate = negate
+        self.args: Mapping[str, Any] = {} if args is None else args
+        self.full_op = f"{NOT_PREFIX}{op}" if negate else op
+        self._text = text
+        self._passed: CheckResult | None = None
 
     @property
-    def full_op(self) -> str:
-        return f"{NOT_PREFIX}{self.op}" if self.negate else self.op
+    def text(self) -> str:
+        if self._text is None:
+            shown = self.full_op
+            if "value" in self.args:
+                shown += f":{_short(self.args['value'])}"
+            if "path" in self.args:
+                shown += f" @{self.args['path']}"
+            self._text = shown
+        return self._text
+
+    @property
+    def passed(self) -> CheckResult:
+        if self._passed is None:
+            self._passed = CheckResult(self.text, self.full_op, True)
+        return self._passed
+
+    def __repr__(self) -> str:
+        return f"AssertSpec({self.full_op!r}, args={dict(self.args)!r})"
 
 
 def _split_negation(op: str) -> tuple[str, bool]:
@@ -93,7 +112,9 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
             _STRING_SPECS[raw] = spec
         return spec
     if isinstance(raw, Mapping):
-        data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in raw.items()}
+        data = dict(raw)
+        if not _ARG_ALIASES.keys().isdisjoint(data):
+            data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in data.items()}
         if "op" in data or "type" in data:
             if "op" in data and "type" in data:
                 raise GoldenError("give 'op' or 'type', not both", source=source, field=field)
@@ -113,12 +134,7 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
                 "an assert's op must be a non-empty string", source=source, field=field
             )
         op, negate = _split_negation(op_value.strip())
-        shown = op_value.strip()
-        if "value" in data:
-            shown += f":{_short(data['value'])}"
-        if "path" in data:
-            shown += f" @{data['path']}"
-        return AssertSpec(op=op, negate=negate, args=data, text=shown)
+        return AssertSpec(op=op, negate=negate, args=data)
     raise GoldenError(
         f"an assert must be a string like 'contains:foo' or a mapping, not {type(raw).__name__}",
         source=source,

@@ -14,6 +14,7 @@ import click
 from .._version import __version__
 from ..errors import AssayError
 from .run import run_command
+from .views import failures_command, report_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +24,8 @@ def cli() -> None:
 
 
 cli.add_command(run_command)
+cli.add_command(report_command)
+cli.add_command(failures_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

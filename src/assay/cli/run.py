@@ -1,4 +1,4 @@
-"""``assay run``: parse flags, call the gate, print the report, return the exit code."""
+"""``assay run``: parse flags, call the gate or the agent benchmark, print, return the exit code."""
 
 from __future__ import annotations
 
@@ -8,22 +8,21 @@ from typing import Any, cast
 
 import click
 
-TIER_CHOICES = ("smoke", "standard", "stretch", "adversarial")
+from ._common import TIER_CHOICES, emit
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Print ``text`` or write it atomically to ``output``."""
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        from ..store import atomic_write_text
-
-        atomic_write_text(output, text)
+def _dump(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 @click.command("run")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--outputs", type=click.Path(path_type=Path), help="Candidate outputs file.")
+@click.option(
+    "--telemetry",
+    type=click.Path(path_type=Path),
+    help="Agent-run telemetry: a folder of <task_id>.json or a JSONL file.",
+)
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
     "--tier",
@@ -47,6 +46,10 @@ def emit(text: str, output: Path | None) -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write assay's caches.")
 @click.option("--self-test", is_flag=True, help="Run each golden's asserts on its own expected.")
+@click.option("--no-save", is_flag=True, help="Agent runs: do not save the run record.")
+@click.option(
+    "--compare", is_flag=True, help="Agent runs: show the delta against the previous saved run."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--format", "fmt", type=click.Choice(("text", "json")), default=None, help="Report format."
@@ -55,6 +58,7 @@ def emit(text: str, output: Path | None) -> None:
 def run_command(
     path: Path | None,
     outputs: Path | None,
+    telemetry: Path | None,
     example: bool,
     tiers: tuple[str, ...],
     similarity: str | None,
@@ -64,20 +68,57 @@ def run_command(
     force: bool,
     no_cache: bool,
     self_test: bool,
+    no_save: bool,
+    compare: bool,
     as_json: bool,
     fmt: str | None,
     output: Path | None,
 ) -> int:
-    """Score candidate outputs against goldens; write or check the baseline."""
+    """Score candidate outputs (--outputs) or agent telemetry (--telemetry) against goldens."""
     from ..config import load_config
-    from ..gate import GateOptions, load_selected, run_gate
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json and --format text cannot be used together")
+    sources = [
+        name
+        for name, given in (
+            ("--outputs", outputs),
+            ("--telemetry", telemetry),
+            ("--example", example),
+        )
+        if given
+    ]
+    if len(sources) > 1:
+        raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
+    if telemetry is not None and (write_baseline or check or self_test or similarity):
+        raise click.UsageError(
+            "--telemetry scores an agent run; --write-baseline, --check, "
+            "--similarity and --self-test apply to --outputs"
+        )
+    if telemetry is None and (no_save or compare):
+        raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
+    if telemetry is not None:
+        from ..agent import AgentOptions, run_agent
+        from ..report.agent import render_run
+
+        outcome = run_agent(
+            AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare, no_cache), config
+        )
+        if fmt == "json":
+            document = dict(outcome.document)
+            if outcome.comparison is not None:
+                document["compare"] = outcome.comparison
+            emit(_dump(document), output)
+        else:
+            emit(render_run(outcome.document, outcome.comparison, outcome.compare_note), output)
+        return 0
+
+    from ..gate import GateOptions, load_selected, run_gate
+
     mode = "write-baseline" if write_baseline else "check" if check else "report"
     options = GateOptions(
         path=path,
@@ -92,31 +133,17 @@ def run_command(
     )
     if self_test:
         from ..asserts import CheckContext
+        from ..report.text import render_self_test
         from ..selftest import self_test as run_self_test
 
         report = run_self_test(
             load_selected(options, config), CheckContext(regex_timeout=config.regex_timeout_s)
         )
-        if fmt == "json":
-            document = {
-                "checked": report.checked,
-                "inconsistent": [
-                    {"id": i.id, "source": i.source, "failed": [c.to_dict() for c in i.failed]}
-                    for i in report.inconsistent
-                ],
-                "no_expected": report.no_expected,
-                "no_origin": report.no_origin,
-                "ok": report.ok,
-            }
-            emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output)
-        else:
-            from ..report.text import render_self_test
-
-            emit(render_self_test(report), output)
+        emit(_dump(report.to_dict()) if fmt == "json" else render_self_test(report), output)
         return 0 if report.ok else 1
     run = run_gate(options, config)
     if fmt == "json":
-        emit(json.dumps(run.to_dict(), indent=2, ensure_ascii=False) + "\n", output)
+        emit(_dump(run.to_dict()), output)
     else:
         from ..report.text import render_gate
 

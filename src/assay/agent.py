@@ -1,0 +1,102 @@
+"""The agent benchmark as a library call: golden tasks + telemetry → scored, saved run.
+
+Commands parse flags and call :func:`run_agent`; renderers print the documents it returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .asserts import CheckContext
+from .bench import DEFAULT_AGENT_TIERS, compare_runs, load_telemetry, run_document, score_tasks
+from .config import Config
+from .errors import ConfigError
+from .goldens import Golden, Tier, iter_goldens, load_suite
+from .runs import previous_run, save_run
+
+_BENCH_SETTINGS = ("cost_baseline_usd", "duration_baseline_s")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    path: Path | None
+    telemetry: Path
+    tiers: tuple[Tier, ...] = ()
+    save: bool = True
+    compare: bool = False
+    no_cache: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutcome:
+    document: dict[str, Any]
+    run_id: str | None
+    comparison: dict[str, Any] | None
+    compare_note: str | None = None
+
+
+def bench_settings(config: Config) -> dict[str, float]:
+    """The [bench] block, validated."""
+    out: dict[str, float] = {}
+    for key, value in config.bench.items():
+        if key not in _BENCH_SETTINGS:
+            raise ConfigError(
+                f"unknown setting (known: {', '.join(_BENCH_SETTINGS)})",
+                source=config.source,
+                field=f"bench.{key}",
+            )
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and value > 0)
+        ):
+            raise ConfigError("must be a number > 0", source=config.source, field=f"bench.{key}")
+        out[key] = float(value)
+    return out
+
+
+def load_tasks(path: Path | None, config: Config, no_cache: bool) -> list[Golden]:
+    cache = None if no_cache else config.root / ".assay" / "cache" / "frontmatter.json"
+    if path is not None:
+        return list(iter_goldens(path, cache))
+    return load_suite(config.goldens, None, cache)
+
+
+def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
+    """Score an agent run, save it (unless asked not to) and compare with the previous run.
+
+    Raises:
+        AssayError: bad goldens, telemetry, config or run store.
+    """
+    settings = bench_settings(config)
+    tasks = load_tasks(options.path, config, options.no_cache)
+    telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
+    tiers = options.tiers or DEFAULT_AGENT_TIERS
+    run = score_tasks(
+        tasks,
+        telemetry,
+        tiers=tiers,
+        settings=settings,
+        ctx=CheckContext(regex_timeout=config.regex_timeout_s),
+    )
+    selection = {
+        "tiers": list(tiers),
+        "goldens": str(options.path) if options.path is not None else "project + packaged",
+        "telemetry": str(options.telemetry),
+    }
+    document = run_document(run, selection)
+    comparison = None
+    note = None
+    if options.compare:
+        previous = previous_run(config.root)
+        if previous is None:
+            note = "no previous saved run to compare with"
+        else:
+            comparison = compare_runs(previous, document)
+    run_id = save_run(config.root, document) if options.save else None
+    if run_id is not None:
+        document = {"run_id": run_id, **document}
+    return AgentOutcome(document, run_id, comparison, note)

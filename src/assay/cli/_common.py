@@ -1,0 +1,19 @@
+"""Helpers shared by commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+TIER_CHOICES = ("smoke", "standard", "stretch", "adversarial")
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Print ``text`` or write it atomically to ``output``."""
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from ..store import atomic_write_text
+
+        atomic_write_text(output, text)
