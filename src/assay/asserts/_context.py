@@ -41,7 +41,7 @@ class OutputView:
         """Return ``(True, value)`` when the output is JSON (a JSON value or JSON text)."""
         if self._json is _UNPARSED:
             try:
-                self._json = json.loads(self.raw)
+                self._json = strict_json_loads(self.raw)
             except (ValueError, RecursionError):
                 self._json = _NOT_JSON
         if self._json is _NOT_JSON:
@@ -50,6 +50,15 @@ class OutputView:
 
 
 _NOT_JSON = object()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+
+def strict_json_loads(text: str) -> Any:
+    """``json.loads`` without the NaN / Infinity extensions, which are not JSON."""
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def as_text(value: Any) -> str:

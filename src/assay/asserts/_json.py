@@ -1,12 +1,16 @@
-"""JSON ops: is-json, contains-json, json-schema, attribute-equality."""
+"""JSON ops: is-json, contains-json, json-schema, attribute-equality.
+
+Arguments are validated before the output is looked at, so a broken assert fails whatever the
+output (and whatever the negation).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..pointer import MISSING, PointerSyntaxError, resolve
+from ..pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
 from ._context import CheckContext, OutputView, json_equal
 from ._result import ArgumentProblem, Outcome
 from ._schema import compile_schema, schema_issues
@@ -16,13 +20,17 @@ from ._text import need
 _MAX_JSON_STARTS = 2000
 
 
-def _schema_arg(args: Mapping[str, Any], name: str = "value") -> Any:
-    schema = args.get("schema", args.get(name))
+def _schema_arg(args: Mapping[str, Any], ctx: CheckContext) -> Any:
+    """The schema argument, parsed if written as JSON text, and compiled (validated)."""
+    schema = args.get("schema", args.get("value"))
+    if schema is None:
+        raise ArgumentProblem("missing argument 'value' (the schema)")
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)
         except ValueError as exc:
             raise ArgumentProblem(f"the schema is not valid JSON: {exc}") from None
+    compile_schema(schema, ctx.schema_registry)
     return schema
 
 
@@ -31,50 +39,58 @@ def op_is_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> 
     return ok, None if ok else "output is not valid JSON", None
 
 
-def _find_json(text: str) -> tuple[bool, Any]:
-    decoder = json.JSONDecoder()
+def _embedded_json(text: str) -> Iterator[Any]:
+    """Every JSON object or array embedded in ``text``, left to right (bounded work)."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
     starts = 0
     i = 0
     while starts < _MAX_JSON_STARTS:
         brace, bracket = text.find("{", i), text.find("[", i)
-        candidates = [p for p in (brace, bracket) if p != -1]
-        if not candidates:
-            break
-        i = min(candidates)
+        positions = [p for p in (brace, bracket) if p != -1]
+        if not positions:
+            return
+        i = min(positions)
         starts += 1
         try:
-            found, _end = decoder.raw_decode(text, i)
-            return True, found
+            found, end = decoder.raw_decode(text, i)
         except (ValueError, RecursionError):
             i += 1
-    return False, None
+            continue
+        yield found
+        i = end
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+    has_schema = args.get("schema", args.get("value")) is not None
+    schema = _schema_arg(args, ctx) if has_schema else None
     value = view.raw
-    schema = _schema_arg(args) if args.get("schema", args.get("value")) is not None else None
-    if schema is not None:
-        compile_schema(schema, ctx.schema_registry)  # a bad schema fails even when negated
     if isinstance(value, dict | list):
-        found, parsed = True, value
+        found: Iterator[Any] = iter([value])
     elif isinstance(value, str):
-        found, parsed = _find_json(value)
+        found = _embedded_json(value)
     else:
-        found, parsed = False, None
-    if not found:
+        found = iter(())
+    first_issues: list[dict[str, Any]] | None = None
+    for candidate in found:
+        if schema is None:
+            return True, None, None
+        issues = schema_issues(schema, candidate, ctx.schema_registry)
+        if not issues:
+            return True, None, None  # any embedded JSON that satisfies the schema will do
+        if first_issues is None:
+            first_issues = issues
+    if first_issues is None:
         return False, "output contains no JSON object or array", None
-    if schema is not None:
-        issues = schema_issues(schema, parsed, ctx.schema_registry)
-        if issues:
-            evidence = {"reason": "schema_validation_failed", "issues": issues}
-            return False, f"embedded JSON violates the schema ({len(issues)} issues)", evidence
-    return True, None, None
+    evidence = {"reason": "schema_validation_failed", "issues": first_issues}
+    return False, "no embedded JSON satisfies the schema", evidence
 
 
 def op_json_schema(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    schema = _schema_arg(args)
-    if schema is None:
-        raise ArgumentProblem("missing argument 'value' (the schema)")
+    schema = _schema_arg(args, ctx)
     ok, parsed = view.as_json()
     if not ok:
         return False, "output is not valid JSON", {"reason": "not_json"}
@@ -88,18 +104,34 @@ def op_json_schema(view: OutputView, args: Mapping[str, Any], ctx: CheckContext)
     return True, None, None
 
 
+def _pointer_arg(args: Mapping[str, Any], name: str) -> str:
+    pointer = need(args, name)
+    if not isinstance(pointer, str):
+        raise ArgumentProblem(
+            f"argument '{name}' must be a JSON Pointer string",
+            {"reason": "invalid_pointer", "path": str(pointer)},
+        )
+    try:
+        parse_pointer(pointer)
+    except PointerSyntaxError as exc:
+        raise ArgumentProblem(str(exc), {"reason": "invalid_pointer", "path": pointer}) from None
+    return pointer
+
+
 def op_attribute_equality(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    left_path, right_path = need(args, "left_path"), need(args, "right_path")
+    left_path, right_path = _pointer_arg(args, "left_path"), _pointer_arg(args, "right_path")
     ok, doc = view.as_json()
     if not ok:
-        return False, "output is not valid JSON", {"reason": "not_json"}
-    try:
-        left, right = resolve(doc, left_path), resolve(doc, right_path)
-    except PointerSyntaxError as exc:
-        raise ArgumentProblem(str(exc), {"reason": "invalid_pointer"}) from None
+        raise ArgumentProblem(
+            "output is not valid JSON, so its attributes cannot be compared", {"reason": "not_json"}
+        )
+    left, right = resolve(doc, left_path), resolve(doc, right_path)
     for path, found in ((left_path, left), (right_path, right)):
         if found is MISSING:
-            return False, f"no value at {path}", {"reason": "missing_pointer", "path": path}
+            # A missing attribute is not "unequal": it fails closed, negated or not.
+            raise ArgumentProblem(
+                f"no value at {path}", {"reason": "missing_pointer", "path": path}
+            )
     if json_equal(left, right):
         return True, None, None
     evidence = {"reason": "attribute_mismatch", "left_path": left_path, "right_path": right_path}

@@ -1,69 +1,212 @@
 """JSON Schema validation with the ``jsonschema`` library (full, not a subset).
 
-Draft 2020-12 unless ``$schema`` names another known draft; an unknown ``$schema`` or an invalid
-schema is a bad argument. Each violation becomes one issue ``{path, reason, message}`` where
-``reason`` is the failing keyword and ``path`` the JSON Pointer of the failing value; for
-``required`` and ``additionalProperties`` the path names the missing or extra property, one issue
-per property, as the TypeScript helper does.
+Draft 2020-12 unless ``$schema`` names another known draft, or a metaschema found in the
+reference registry (its ``$vocabulary`` is honoured: keywords of vocabularies it leaves out are
+not applied; an unknown *required* vocabulary fails closed). An unknown ``$schema`` or an
+invalid schema is a bad argument.
+
+``pattern`` and ``patternProperties`` run on the ``regex`` engine with a time budget, so a
+pathological schema pattern cannot hang a run, and Unicode property escapes (``\\p{Letter}``)
+work as in ECMA-262.
+
+Each violation becomes one issue ``{path, reason, message}`` where ``reason`` is the failing
+keyword and ``path`` the JSON Pointer of the failing value; for ``required`` and
+``additionalProperties`` the path names the missing or extra property, one issue per property,
+as the TypeScript helper does.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Final
 
 from ..pointer import escape_token
 from ._result import ArgumentProblem
 
+PATTERN_TIMEOUT_S: Final = 0.1
 _UNKNOWN = object()
+_CORE: Final = frozenset({"$ref", "$dynamicRef"})
+_VOCABULARIES: Final = {
+    "https://json-schema.org/draft/2020-12/vocab/core": _CORE,
+    "https://json-schema.org/draft/2020-12/vocab/applicator": frozenset(
+        {
+            "prefixItems",
+            "items",
+            "contains",
+            "additionalProperties",
+            "properties",
+            "patternProperties",
+            "dependentSchemas",
+            "propertyNames",
+            "if",
+            "then",
+            "else",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "not",
+        }
+    ),
+    "https://json-schema.org/draft/2020-12/vocab/unevaluated": frozenset(
+        {"unevaluatedItems", "unevaluatedProperties"}
+    ),
+    "https://json-schema.org/draft/2020-12/vocab/validation": frozenset(
+        {
+            "type",
+            "const",
+            "enum",
+            "multipleOf",
+            "maximum",
+            "exclusiveMaximum",
+            "minimum",
+            "exclusiveMinimum",
+            "maxLength",
+            "minLength",
+            "pattern",
+            "maxItems",
+            "minItems",
+            "uniqueItems",
+            "maxContains",
+            "minContains",
+            "maxProperties",
+            "minProperties",
+            "required",
+            "dependentRequired",
+        }
+    ),
+    "https://json-schema.org/draft/2020-12/vocab/format-annotation": frozenset({"format"}),
+    "https://json-schema.org/draft/2020-12/vocab/format-assertion": frozenset({"format"}),
+    "https://json-schema.org/draft/2020-12/vocab/content": frozenset(),
+    "https://json-schema.org/draft/2020-12/vocab/meta-data": frozenset(),
+}
+
+# (canonical schema text, id(registry)) -> (registry, validator); the registry is kept so its
+# id cannot be reused by another object while the entry lives.
+_VALIDATORS: dict[tuple[str, int], tuple[Any, Any]] = {}
 _BY_REPR: dict[tuple[str, int], tuple[Any, Any]] = {}
+_CACHE_LIMIT: Final = 1024
 
 
-def _pointer(parts: Any) -> str:
-    return "".join("/" + escape_token(str(p)) for p in parts)
+class PatternTimeout(Exception):
+    """A schema pattern exceeded its time budget."""
 
 
-@lru_cache(maxsize=512)
-def _validator(schema_json: str, registry_id: int, registry: Any) -> Any:
+def _search(pattern: str, text: str) -> bool:
+    import regex
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:
+        raise PatternTimeout(pattern) from None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _format_checker() -> Any:
+    """The default format checker, with 'regex' judged by the regex engine (\\p{..} is valid)."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker()
+
+    @checker.checks("regex", raises=Exception)
+    def _is_regex(instance: object) -> bool:
+        import regex
+
+        if isinstance(instance, str):
+            regex.compile(instance)
+        return True
+
+    return checker
+
+
+def _with_our_patterns(cls: Any, keep: frozenset[str] | None = None) -> Any:
+    from jsonschema import validators
+
+    table = dict(cls.VALIDATORS)
+    if "pattern" in table:
+        table["pattern"] = _pattern
+    if "patternProperties" in table:
+        table["patternProperties"] = _pattern_properties
+    if keep is not None:
+        table = {k: v for k, v in table.items() if k in keep or k in _CORE}
+    return validators.create(
+        meta_schema=cls.META_SCHEMA,
+        validators=table,
+        type_checker=cls.TYPE_CHECKER,
+        format_checker=cls.FORMAT_CHECKER,
+        id_of=cls.ID_OF,
+        applicable_validators=cls._APPLICABLE_VALIDATORS,
+    )
+
+
+def _custom_metaschema(uri: str, registry: Any) -> tuple[Any, frozenset[str] | None]:
+    """The base draft and the kept keywords for a metaschema found in the registry."""
+    from jsonschema.validators import validator_for
+
+    try:
+        meta = registry.contents(uri.rstrip("#"))
+    except Exception:
+        raise ArgumentProblem(f"unknown $schema {uri!r}") from None
+    if not isinstance(meta, dict):
+        raise ArgumentProblem(f"the metaschema {uri!r} is not an object")
+    base = validator_for(meta, default=_UNKNOWN)  # type: ignore[arg-type]
+    if base is _UNKNOWN or "$schema" not in meta:
+        raise ArgumentProblem(f"the metaschema {uri!r} is of an unknown draft")
+    vocabulary = meta.get("$vocabulary")
+    if not isinstance(vocabulary, dict):
+        return base, None
+    keep: set[str] = set()
+    for vocab, required in vocabulary.items():
+        if vocab in _VOCABULARIES:
+            keep |= _VOCABULARIES[vocab]
+        elif required:
+            raise ArgumentProblem(f"the metaschema requires an unknown vocabulary {vocab!r}")
+    return base, frozenset(keep)
+
+
+def _build(schema_text: str, registry: Any) -> Any:
     from jsonschema import Draft202012Validator, exceptions
     from jsonschema.validators import validator_for
 
-    schema = json.loads(schema_json)
+    schema = json.loads(schema_text)
+    keep = None
     if isinstance(schema, dict):
         cls = validator_for(schema, default=_UNKNOWN)  # type: ignore[arg-type]
         if cls is _UNKNOWN:
-            if "$schema" in schema:
-                raise ArgumentProblem(f"unknown $schema {schema['$schema']!r}")
-            cls = Draft202012Validator
+            uri = schema.get("$schema")
+            if uri is None:
+                cls = Draft202012Validator
+            elif registry is not None and isinstance(uri, str):
+                cls, keep = _custom_metaschema(uri, registry)
+            else:
+                raise ArgumentProblem(f"unknown $schema {uri!r}")
     elif isinstance(schema, bool):
         cls = Draft202012Validator
     else:
         raise ArgumentProblem("a JSON Schema must be an object or a boolean")
     try:
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=_format_checker())  # type: ignore[call-arg]
     except exceptions.SchemaError as exc:
         raise ArgumentProblem(f"invalid JSON Schema: {exc.message}") from None
+    ours = _with_our_patterns(cls, keep)
     if registry is not None:
-        return cls(schema, registry=registry)
-    return cls(schema)
-
-
-def _additional(error: Any) -> list[str]:
-    """Properties that ``additionalProperties`` rejected in this error's instance."""
-    import regex
-
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    declared = schema.get("properties", {}) or {}
-    patterns = list((schema.get("patternProperties", {}) or {}).keys())
-    extras = []
-    for name in error.instance:
-        if name in declared:
-            continue
-        if any(regex.search(p, name) for p in patterns):
-            continue
-        extras.append(name)
-    return extras
+        return ours(schema, registry=registry)
+    return ours(schema)
 
 
 def compile_schema(schema: Any, registry: Any = None) -> Any:
@@ -74,46 +217,75 @@ def compile_schema(schema: Any, registry: Any = None) -> Any:
     """
     # repr() is a cheap, exact cache key for JSON data (1, 1.0 and True differ); the validator
     # itself is built from a JSON round trip, so only JSON schemas ever reach jsonschema.
-    key = repr(schema)
-    found = _BY_REPR.get((key, id(registry)))
+    fast_key = (repr(schema), id(registry))
+    found = _BY_REPR.get(fast_key)
     if found is not None and found[0] is registry:
         return found[1]
     try:
         text = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ArgumentProblem(f"the schema is not JSON: {exc}") from None
-    validator = _validator(text, id(registry), registry)
-    if len(_BY_REPR) >= 1024:
+    key = (text, id(registry))
+    entry = _VALIDATORS.get(key)
+    if entry is None or entry[0] is not registry:
+        if len(_VALIDATORS) >= _CACHE_LIMIT:
+            _VALIDATORS.clear()
+        entry = (registry, _build(text, registry))
+        _VALIDATORS[key] = entry
+    if len(_BY_REPR) >= _CACHE_LIMIT:
         _BY_REPR.clear()
-    _BY_REPR[(key, id(registry))] = (registry, validator)
-    return validator
+    _BY_REPR[fast_key] = entry
+    return entry[1]
+
+
+def _additional(error: Any) -> list[str]:
+    """Properties that ``additionalProperties`` rejected in this error's instance."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    declared = schema.get("properties", {}) or {}
+    patterns = list((schema.get("patternProperties", {}) or {}).keys())
+    return [
+        name
+        for name in error.instance
+        if name not in declared and not any(_search(p, name) for p in patterns)
+    ]
 
 
 def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict[str, Any]]:
     """Validate and return one issue per violation (empty when valid).
 
     Raises:
-        ArgumentProblem: the schema is invalid, of an unknown draft, or has an unresolvable $ref.
+        ArgumentProblem: the schema is invalid, of an unknown draft, has an unresolvable $ref,
+            or one of its patterns exceeded the time budget.
     """
     validator = compile_schema(schema, registry)
     from jsonschema import exceptions
     from referencing.exceptions import Unresolvable
 
-    issues: list[dict[str, Any]] = []
     try:
         errors = sorted(
-            validator.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)),)
+            validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
         )
+        issues = _issues(errors)
     except (Unresolvable, exceptions._WrappedReferencingError) as exc:  # type: ignore[attr-defined]
         raise ArgumentProblem(f"unresolvable $ref: {exc}") from None
+    except PatternTimeout as exc:
+        raise ArgumentProblem(
+            f"schema pattern {exc} exceeded its {PATTERN_TIMEOUT_S:g} s time budget",
+            {"reason": "regex_timeout"},
+        ) from None
     except RecursionError:
         raise ArgumentProblem("schema recursion too deep") from None
+    return issues
+
+
+def _issues(errors: list[Any]) -> list[dict[str, Any]]:
+    issues: list[dict[str, Any]] = []
     seen_required: set[tuple[str, str]] = set()
     for error in errors:
-        base = _pointer(error.absolute_path)
-        keyword = str(error.validator)
+        base = "".join("/" + escape_token(str(p)) for p in error.absolute_path)
+        keyword = "false" if error.validator is None else str(error.validator)
         if keyword == "required" and isinstance(error.instance, dict):
-            marker = (base, _pointer(error.absolute_schema_path))
+            marker = (base, "/".join(map(str, error.absolute_schema_path)))
             if marker in seen_required:
                 continue
             seen_required.add(marker)

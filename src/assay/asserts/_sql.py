@@ -36,6 +36,21 @@ _CLAUSES = frozenset(
         "BY",
     ]
 )
+# Statements sqlglot may keep as an opaque Command: accepted by their leading keyword only.
+_COMMANDS = frozenset(
+    [
+        "SHOW",
+        "EXPLAIN",
+        "GRANT",
+        "REVOKE",
+        "TRUNCATE",
+        "ANALYZE",
+        "VACUUM",
+        "CALL",
+        "COMMENT",
+        "REFRESH",
+    ]
+)
 # Any whitespace (newlines included) and parentheses separate words.
 _WORD_SPLIT = re.compile(r"[\s()]+")
 
@@ -80,8 +95,15 @@ def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
     # sqlglot logs warnings that quote the SQL it parses; outputs must never reach a log.
     logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
     dialect = args.get("dialect") or args.get("value") or None
-    if dialect is not None and not isinstance(dialect, str):
-        raise ArgumentProblem("argument 'dialect' must be a string")
+    if dialect is not None:
+        if not isinstance(dialect, str):
+            raise ArgumentProblem("argument 'dialect' must be a string")
+        try:
+            from sqlglot.dialects.dialect import Dialect
+
+            Dialect.get_or_raise(dialect)
+        except ValueError as exc:
+            raise ArgumentProblem(f"unknown SQL dialect {dialect!r}: {exc}") from None
     text = as_text(view.raw).strip()
     if not text:
         return False, "output is empty", None
@@ -90,13 +112,15 @@ def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
     except SqlglotError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return False, f"not parseable SQL: {first[:200]}", {"reason": "sql_parse_error"}
-    except ValueError as exc:  # an unknown dialect name
-        raise ArgumentProblem(f"unknown SQL dialect {dialect!r}: {exc}") from None
     statements = [t for t in trees if t is not None]
     if not statements:
         return False, "output holds no SQL statement", None
     kinds = _statement_types()
+    from sqlglot import exp
+
     for tree in statements:
+        if isinstance(tree, exp.Command) and str(tree.this).upper() in _COMMANDS:
+            continue  # statements sqlglot keeps unparsed, e.g. SHOW TABLES in the default dialect
         if not isinstance(tree, kinds):
             return False, f"parsed as {type(tree).__name__}, not a SQL statement", None
     return True, None, None

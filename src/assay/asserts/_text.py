@@ -26,6 +26,8 @@ _SCALAR = (str, int, float)
 def need_text(args: Mapping[str, Any], name: str = "value") -> str:
     value = need(args, name)
     if isinstance(value, str):
+        if not value:
+            raise ArgumentProblem(f"argument '{name}' is empty (it would match any output)")
         return value
     if isinstance(value, bool) or not isinstance(value, _SCALAR):
         raise ArgumentProblem(f"argument '{name}' must be a string")
@@ -58,7 +60,9 @@ def _as_json_value(value: Any) -> Any:
 
 def op_equals(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     value = view.raw
-    expected = need(args)
+    if "value" not in args:
+        raise ArgumentProblem("missing argument 'value'")
+    expected = args["value"]  # null is a legitimate expected JSON value here
     if isinstance(value, str) and isinstance(expected, str):
         ok = value == expected
     else:

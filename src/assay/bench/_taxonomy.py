@@ -94,12 +94,11 @@ def classify(
         touched = {_normal(p) for p in record.files_modified}
         if not any(_normal(e) in touched for e in expected):
             return "orientation_miss", f"modified none of the {len(expected)} expected file(s)"
-    if signals_declared:
-        checked, passed = record.completion_signals_checked, record.completion_signals_passed
-        if checked == 0:
-            return "incomplete", "no completion signal was checked"
-        if passed != checked:
-            return "incomplete", f"{passed} of {checked} completion signal(s) passed"
+    checked, passed = record.completion_signals_checked, record.completion_signals_passed
+    if checked > 0 and passed != checked:
+        return "incomplete", f"{passed} of {checked} completion signal(s) passed"
+    if signals_declared and checked == 0:
+        return "incomplete", "no completion signal was checked"
     if output_failures:
         return "context_miss", f"{output_failures} assert(s) on the final output failed"
     return "context_miss", "the task did not pass for another reason"
