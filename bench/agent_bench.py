@@ -31,21 +31,37 @@ def generate(n: int) -> tuple[Path, Path]:
     goldens.parent.mkdir(parents=True)
     with open(goldens, "w", encoding="utf-8") as handle:
         for i in range(n):
-            handle.write(json.dumps({
-                "id": f"t{i:06d}", "tier": TIERS[i % 3], "title": f"task {i}",
-                "input": f"do task {i}", "completion_signals": ["tests pass"],
-                "expected_files_modified": [f"src/m{i % 50}.py"], "owned_files": ["src/**"],
-                "max_duration_s": 600, "asserts": ["icontains:done"], "origin": "bench",
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"t{i:06d}",
+                        "tier": TIERS[i % 3],
+                        "title": f"task {i}",
+                        "input": f"do task {i}",
+                        "completion_signals": ["tests pass"],
+                        "expected_files_modified": [f"src/m{i % 50}.py"],
+                        "owned_files": ["src/**"],
+                        "max_duration_s": 600,
+                        "asserts": ["icontains:done"],
+                        "origin": "bench",
+                    }
+                )
+                + "\n"
+            )
     with open(telemetry, "w", encoding="utf-8") as handle:
         for i in range(n):
             kind = i % 10
             row = {
-                "task_id": f"t{i:06d}", "duration_s": 30 + i % 90, "cost_usd": 0.01 * (i % 7),
-                "tests_run": 10, "tests_passed": 10, "completion_signals_checked": 1,
-                "completion_signals_passed": 1, "files_modified": [f"src/m{i % 50}.py"],
-                "output": "done", "judge": {"correctness": 4, "style": 4, "test_coverage": 3,
-                                            "safety": 5},
+                "task_id": f"t{i:06d}",
+                "duration_s": 30 + i % 90,
+                "cost_usd": 0.01 * (i % 7),
+                "tests_run": 10,
+                "tests_passed": 10,
+                "completion_signals_checked": 1,
+                "completion_signals_passed": 1,
+                "files_modified": [f"src/m{i % 50}.py"],
+                "output": "done",
+                "judge": {"correctness": 4, "style": 4, "test_coverage": 3, "safety": 5},
             }
             if kind == 1:
                 row["tests_failed"], row["tests_passed"] = 1, 9
@@ -73,15 +89,30 @@ def main() -> None:
     for _ in range(args.repeat):
         start = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "assay", "run", str(goldens), "--telemetry", str(telemetry),
-             "--no-save", "--json"], cwd=goldens.parent, capture_output=True, text=True)
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "run",
+                str(goldens),
+                "--telemetry",
+                str(telemetry),
+                "--no-save",
+                "--json",
+            ],
+            cwd=goldens.parent,
+            capture_output=True,
+            text=True,
+        )
         best = min(best, time.perf_counter() - start)
         if proc.returncode != 0:
             sys.exit(f"assay failed: {proc.stderr}")
     composite = json.loads(proc.stdout)["summary"]["composite"]
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"{args.tasks:,} tasks' telemetry (JSONL): best {best:.3f} s (target < 5 s), "
-          f"peak RSS {rss:.0f} MB, score {composite['score']:.3f}")
+    print(
+        f"{args.tasks:,} tasks' telemetry (JSONL): best {best:.3f} s (target < 5 s), "
+        f"peak RSS {rss:.0f} MB, score {composite['score']:.3f}"
+    )
 
 
 if __name__ == "__main__":

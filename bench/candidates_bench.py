@@ -34,12 +34,17 @@ def makespan(candidates: int = 3, items: int = 2000, concurrency: int = 64) -> N
         return evaluate_deterministic_scorer(definition, target)
 
     start = time.perf_counter()
-    asyncio.run(evaluate_prompt_candidates(cands, rows, run, score, AbortController().signal,
-                                           max_concurrency=concurrency))
+    asyncio.run(
+        evaluate_prompt_candidates(
+            cands, rows, run, score, AbortController().signal, max_concurrency=concurrency
+        )
+    )
     wall = time.perf_counter() - start
     ideal = math.ceil(candidates * items / concurrency) * LATENCY
-    print(f"{candidates} candidates x {items:,} items, 20 ms latency, concurrency {concurrency}: "
-          f"{wall:.3f} s (ideal {ideal:.3f} s, ratio {wall / ideal:.2f}, target <= 1.5)")
+    print(
+        f"{candidates} candidates x {items:,} items, 20 ms latency, concurrency {concurrency}: "
+        f"{wall:.3f} s (ideal {ideal:.3f} s, ratio {wall / ideal:.2f}, target <= 1.5)"
+    )
 
 
 def scorer_rate(calls: int = 200_000) -> None:
@@ -47,12 +52,19 @@ def scorer_rate(calls: int = 200_000) -> None:
         {"type": "contains", "path": "/answer", "value": "freeze", "caseInsensitive": True},
         {"type": "regex", "path": "/answer", "pattern": r"change\s+freeze", "flags": "i"},
         {"type": "attribute-equality", "leftPath": "/status", "rightPath": "/error/code"},
-        {"type": "json-schema", "value": {"type": "object", "required": ["answer", "status"],
-                                          "properties": {"status": {"type": "integer"}}}},
+        {
+            "type": "json-schema",
+            "value": {
+                "type": "object",
+                "required": ["answer", "status"],
+                "properties": {"status": {"type": "integer"}},
+            },
+        },
     ]
-    target = {"input": {"q": "Can I deploy on Friday?"},
-              "output": {"answer": "No: a Change Freeze applies.", "status": 404,
-                         "error": {"code": 404}}}
+    target = {
+        "input": {"q": "Can I deploy on Friday?"},
+        "output": {"answer": "No: a Change Freeze applies.", "status": 404, "error": {"code": 404}},
+    }
     for d in definitions:  # warm caches (compiled regex and schema)
         evaluate_deterministic_scorer(d, target)
     n = len(definitions)
@@ -61,8 +73,10 @@ def scorer_rate(calls: int = 200_000) -> None:
     for i in range(calls):
         passed += evaluate_deterministic_scorer(definitions[i % n], target)["passed"]
     wall = time.perf_counter() - start
-    print(f"{calls:,} deterministic scorer calls: {wall:.3f} s = {calls / wall:,.0f} calls/s "
-          f"(target >= 100,000; {passed:,} passed)")
+    print(
+        f"{calls:,} deterministic scorer calls: {wall:.3f} s = {calls / wall:,.0f} calls/s "
+        f"(target >= 100,000; {passed:,} passed)"
+    )
 
 
 if __name__ == "__main__":

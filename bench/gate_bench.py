@@ -29,7 +29,7 @@ def golden_text(i: int) -> str:
         f"input: 'question {i}'\n"
         "asserts:\n"
         "  - 'contains:FROM'\n"
-        "  - 'regex:\"id\":\\s*\"g\\d+\"'\n"
+        '  - \'regex:"id":\\s*"g\\d+"\'\n'
         "  - is-json\n"
         "---\n"
         f"Generated golden {i}.\n\n## Origin\nbench/gate_bench.py\n"
@@ -63,8 +63,12 @@ def make_jsonl(n: int) -> tuple[Path, Path]:
         asserts = ["contains:FROM", 'regex:"id":\\s*"g\\d+"', "is-json"]
         with open(goldens / "suite.jsonl", "w", encoding="utf-8") as handle:
             for i in range(n):
-                row = {"id": f"g{i:06d}", "input": f"question {i}", "asserts": asserts,
-                       "origin": "bench"}
+                row = {
+                    "id": f"g{i:06d}",
+                    "input": f"question {i}",
+                    "asserts": asserts,
+                    "origin": "bench",
+                }
                 handle.write(json.dumps(row) + "\n")
         with open(outputs, "w", encoding="utf-8") as handle:
             for i in range(n):
@@ -76,8 +80,13 @@ def assay(*args: str, cwd: Path) -> tuple[float, float, int]:
     """Run assay in a fresh process: (wall seconds, peak RSS MB of that child, exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "assay", "run", *args], cwd=cwd,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay", "run", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode not in (0, 2):
@@ -95,8 +104,11 @@ def bench(label: str, goldens: Path, outputs: Path, repeat: int) -> None:
         for _ in range(repeat):
             wall, peak, code = assay(*common, "--check", *extra, cwd=cwd)
             best, rss = min(best, wall), max(rss, peak)
-        print(f"{label:<24} run --check {variant:<18} best {best:6.3f} s  "
-              f"peak RSS {rss:5.0f} MB  exit {code}", flush=True)
+        print(
+            f"{label:<24} run --check {variant:<18} best {best:6.3f} s  "
+            f"peak RSS {rss:5.0f} MB  exit {code}",
+            flush=True,
+        )
 
 
 def main() -> None:
