@@ -40,7 +40,15 @@ def list_runs(root: Path) -> list[str]:
     folder = runs_dir(root)
     if not folder.is_dir():
         return []
-    return sorted(p.stem for p in folder.glob(f"{_PREFIX}*.json"))
+    return sorted((p.stem for p in folder.glob(f"{_PREFIX}*.json")), key=_order)
+
+
+def _order(run_id: str) -> tuple[str, int]:
+    """Time stamp first, then the numeric suffix of same-microsecond runs (_2 < _10)."""
+    if run_id.endswith("Z"):
+        return run_id, 1
+    base, _, suffix = run_id.rpartition("_")
+    return (base, int(suffix)) if suffix.isdigit() else (run_id, 0)
 
 
 def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -78,5 +86,5 @@ def previous_run(root: Path, before: str | None = None) -> dict[str, Any] | None
     """The latest run saved before ``before`` (or the latest of all when None)."""
     ids = list_runs(root)
     if before is not None:
-        ids = [i for i in ids if i < before]
+        ids = [i for i in ids if _order(i) < _order(before)]
     return load_run(root, ids[-1]) if ids else None
