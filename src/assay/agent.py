@@ -11,9 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from .asserts import CheckContext
-from .bench import DEFAULT_AGENT_TIERS, compare_runs, load_telemetry, run_document, score_tasks
+from .bench import (
+    DEFAULT_AGENT_TIERS,
+    AttestationCheck,
+    compare_runs,
+    load_telemetry,
+    run_document,
+    score_tasks,
+)
 from .config import Config
-from .errors import ConfigError
+from .errors import AssayError, ConfigError
 from .goldens import Golden, Tier, iter_goldens, load_suite
 from .runs import previous_run, save_run
 
@@ -65,6 +72,33 @@ def load_tasks(path: Path | None, config: Config, no_cache: bool) -> list[Golden
     return load_suite(config.goldens, None, cache)
 
 
+def attestation_checker(root: Path) -> AttestationCheck:
+    """Verify the attestation a telemetry record names; any doubt zeroes Safety."""
+    from .attest import load_key, resolve_key_path, verify
+
+    key: bytes | None = None
+    key_problem: str | None = None
+    try:
+        key = load_key(resolve_key_path(None))
+    except AssayError as exc:
+        key_problem = f"attestation unverifiable: {exc}"
+
+    def check(task: Golden, attestation_id: str) -> str | None:
+        if key is None:
+            return key_problem
+        result = verify(root, attestation_id, key)
+        short = attestation_id[:19] + "…"
+        if not result.ok:
+            return f"attestation {short} failed verification: {result.reason}"
+        if result.task != task.id:
+            return f"attestation {short} is for task {result.task!r}"
+        if result.verdict != "CLEAN":
+            return f"attestation {short} is {result.verdict}"
+        return None
+
+    return check
+
+
 def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     """Score an agent run, save it (unless asked not to) and compare with the previous run.
 
@@ -75,11 +109,15 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     tasks = load_tasks(options.path, config, options.no_cache)
     telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
     tiers = options.tiers or DEFAULT_AGENT_TIERS
+    checker = (
+        attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
+    )
     run = score_tasks(
         tasks,
         telemetry,
         tiers=tiers,
         settings=settings,
+        attestation_check=checker,
         ctx=CheckContext(regex_timeout=config.regex_timeout_s),
     )
     selection = {

@@ -13,6 +13,7 @@ import click
 
 from .._version import __version__
 from ..errors import AssayError
+from .attest import attest_group
 from .run import run_command
 from .views import failures_command, report_command
 
@@ -26,6 +27,7 @@ def cli() -> None:
 cli.add_command(run_command)
 cli.add_command(report_command)
 cli.add_command(failures_command)
+cli.add_command(attest_group)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

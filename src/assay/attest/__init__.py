@@ -1,0 +1,33 @@
+"""Clean-run attestation: commit to the answers, scan the journal, seal and verify a verdict.
+
+The record never holds ground-truth text: only keyed HMAC digests of normalised shingles.
+"""
+
+from ._canonical import canonical_json
+from ._journal import GENESIS, KINDS, Journal, JournalCheck, event_hash
+from ._key import default_key_path, key_id, keygen, load_key, resolve_key_path
+from ._scan import DEFAULT_K, MIN_SHORT_CHARS, words_of
+from ._seal import Sealed, build_record, seal
+from ._verify import Verification, verify
+
+__all__ = [
+    "DEFAULT_K",
+    "GENESIS",
+    "KINDS",
+    "MIN_SHORT_CHARS",
+    "Journal",
+    "JournalCheck",
+    "Sealed",
+    "Verification",
+    "build_record",
+    "canonical_json",
+    "default_key_path",
+    "event_hash",
+    "key_id",
+    "keygen",
+    "load_key",
+    "resolve_key_path",
+    "seal",
+    "verify",
+    "words_of",
+]

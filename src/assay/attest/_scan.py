@@ -1,0 +1,186 @@
+"""Normalise, shingle, commit, and scan journal activity against the commitment.
+
+Texts are normalised (Unicode NFKC, casefold, every run of non-alphanumerics collapsed to one
+space) and cut into k-word shingles (sliding window, k = 6 by default). The commitment holds the
+keyed HMAC-SHA256 of every shingle and of every whole text shorter than k words that is at least
+12 characters long: never the text.
+
+Sealing has the plaintext ground truth at hand, so it matches activity in plaintext (fast: a set
+lookup per window, guarded by a first-word filter) and records only the digests that matched.
+Verifying has only digests: it re-derives them by HMAC-ing every window of the journal's text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+DEFAULT_K: Final = 6
+MIN_SHORT_CHARS: Final = 12
+DIGEST_HEX: Final = 32  # 128-bit truncated HMAC: collision-free in practice, half the size
+_SPLIT = re.compile(r"[\W_]+")
+
+GROUND_TRUTH_SHINGLE: Final = "ground_truth_shingle"
+GROUND_TRUTH_SHORT: Final = "ground_truth_short"
+GROUND_TRUTH_PATH: Final = "ground_truth_path"
+OUT_OF_SCOPE_PATH: Final = "out_of_scope_path"
+OUT_OF_SCOPE_ENDPOINT: Final = "out_of_scope_endpoint"
+
+
+def words_of(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return [w for w in _SPLIT.split(folded) if w]
+
+
+def digest(key: bytes, text: str) -> str:
+    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:DIGEST_HEX]
+
+
+@dataclass(slots=True)
+class Truth:
+    """Plaintext ground truth, in memory only for the duration of a seal."""
+
+    k: int
+    shingles: dict[str, str]  # plaintext shingle -> digest
+    short: dict[str, str]  # plaintext short text -> digest
+    short_lengths: tuple[int, ...]
+    sources: int
+
+    def commitment(self) -> dict[str, Any]:
+        shingles = sorted(set(self.shingles.values()))
+        short = sorted(set(self.short.values()))
+        return {
+            "k": self.k,
+            "min_short_chars": MIN_SHORT_CHARS,
+            "shingles": shingles,
+            "short": short,
+            "short_lengths": list(self.short_lengths),
+            "coverage": {
+                "sources": self.sources,
+                "shingles": len(shingles),
+                "short_texts": len(short),
+            },
+        }
+
+
+def build_truth(key: bytes, texts: Iterable[str], k: int = DEFAULT_K) -> Truth:
+    shingles: dict[str, str] = {}
+    short: dict[str, str] = {}
+    sources = 0
+    for text in texts:
+        sources += 1
+        words = words_of(text)
+        if len(words) >= k:
+            for i in range(len(words) - k + 1):
+                plain = " ".join(words[i : i + k])
+                if plain not in shingles:
+                    shingles[plain] = digest(key, plain)
+        else:
+            plain = " ".join(words)
+            if len(plain) >= MIN_SHORT_CHARS and plain not in short:
+                short[plain] = digest(key, plain)
+    lengths = tuple(sorted({len(p.split(" ")) for p in short}))
+    return Truth(k, shingles, short, lengths, sources)
+
+
+def _windows(words: Sequence[str], size: int, first: frozenset[str] | set[str]) -> Iterable[str]:
+    for i in range(len(words) - size + 1):
+        if words[i] in first:
+            yield " ".join(words[i : i + size])
+
+
+def match_plain(truth: Truth, text: str) -> set[str]:
+    """Digests of the ground truth found in ``text`` (plaintext matching, at seal time)."""
+    words = words_of(text)
+    found: set[str] = set()
+    if truth.shingles and len(words) >= truth.k:
+        first = truth_first_words(truth)
+        for window in _windows(words, truth.k, first[0]):
+            hit = truth.shingles.get(window)
+            if hit is not None:
+                found.add(hit)
+    for size in truth.short_lengths:
+        first = truth_first_words(truth)
+        for window in _windows(words, size, first[1]):
+            hit = truth.short.get(window)
+            if hit is not None:
+                found.add(hit)
+    return found
+
+
+_FIRST_CACHE: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def truth_first_words(truth: Truth) -> tuple[frozenset[str], frozenset[str]]:
+    cached = _FIRST_CACHE.get(id(truth))
+    if cached is None:
+        cached = (
+            frozenset(p.split(" ", 1)[0] for p in truth.shingles),
+            frozenset(p.split(" ", 1)[0] for p in truth.short),
+        )
+        _FIRST_CACHE.clear()
+        _FIRST_CACHE[id(truth)] = cached
+    return cached
+
+
+def match_digests(key: bytes, commitment: Mapping[str, Any], text: str) -> set[str]:
+    """Digests of the commitment found in ``text`` (digest matching, at verify time)."""
+    words = words_of(text)
+    k = int(commitment["k"])
+    shingles, short = set(commitment["shingles"]), set(commitment["short"])
+    found: set[str] = set()
+    for i in range(len(words) - k + 1):
+        d = digest(key, " ".join(words[i : i + k]))
+        if d in shingles:
+            found.add(d)
+    for size in commitment.get("short_lengths", []):
+        for i in range(len(words) - size + 1):
+            d = digest(key, " ".join(words[i : i + size]))
+            if d in short:
+                found.add(d)
+    return found
+
+
+def event_texts(event: Mapping[str, Any]) -> list[str]:
+    return [event[f] for f in ("content", "command", "path") if isinstance(event.get(f), str)]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def path_flags(path: str, worktree: str, goldens: str | None, *, follow: bool) -> list[str]:
+    """Boundary classes of one path (resolved relative to the worktree)."""
+    joined = os.path.join(worktree, path)
+    resolved = os.path.realpath(joined) if follow else os.path.normpath(joined)
+    flags = []
+    if goldens is not None and _inside(resolved, goldens):
+        flags.append(GROUND_TRUTH_PATH)
+    elif not _inside(resolved, worktree):
+        flags.append(OUT_OF_SCOPE_PATH)
+    return flags
+
+
+def endpoint_flags(endpoint: str, allowed: Iterable[str]) -> list[str]:
+    normal = endpoint.strip().lower()
+    return [] if normal in {a.strip().lower() for a in allowed} else [OUT_OF_SCOPE_ENDPOINT]
+
+
+def matches_of(
+    activity: Sequence[Mapping[str, Any]], commitment: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The match list implied by an activity list: one entry per (event, class)."""
+    shingles = set(commitment["shingles"])
+    out: list[dict[str, Any]] = []
+    for entry in activity:
+        classes: set[str] = set(entry.get("flags", []))
+        for d in entry.get("digests", []):
+            classes.add(GROUND_TRUTH_SHINGLE if d in shingles else GROUND_TRUTH_SHORT)
+        out.extend({"event": entry["index"], "class": c} for c in sorted(classes))
+    return out

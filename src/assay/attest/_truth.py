@@ -1,0 +1,84 @@
+"""The ground truth of a task: every text the agent must never have seen.
+
+``expected`` (and each of its string leaves), every assert argument, the ``rubric``, each
+completion signal, and the contents of ``reference_files``. Not the input, title or body the agent
+is given, and not test commands (agents are expected to run tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..asserts import as_text
+from ..errors import GoldenError
+from ..goldens import Golden
+
+_NOT_TRUTH_ARGS = frozenset(
+    {
+        "path",
+        "flags",
+        "left_path",
+        "right_path",
+        "case_insensitive",
+        "threshold",
+        "dialect",
+        "description",
+        "name",
+    }
+)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """The value as text, then each string leaf of it (for JSON values)."""
+    if value is None or isinstance(value, bool):
+        return
+    yield as_text(value)
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+
+
+def ground_truth(task: Golden) -> list[str]:
+    """Every ground-truth text of ``task``.
+
+    Raises:
+        GoldenError: a declared reference file cannot be read (the seal is refused).
+    """
+    texts: list[str] = []
+    if task.has_expected:
+        texts.extend(_texts(task.expected))
+    for spec in task.asserts:
+        for key, value in spec.args.items():
+            if key not in _NOT_TRUTH_ARGS:
+                texts.extend(_texts(value))
+    if task.rubric:
+        texts.append(task.rubric)
+    texts.extend(task.fields.get("completion_signals") or [])
+    base = Path(task.source.split(":")[0]).parent if task.source else Path.cwd()
+    for name in task.fields.get("reference_files") or []:
+        path = Path(name) if Path(name).is_absolute() else base / name
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GoldenError(
+                f"reference file {name!r} cannot be read ({exc}); refusing to seal",
+                source=task.source,
+                field="reference_files",
+            ) from None
+    return [t for t in texts if t.strip()]

@@ -1,0 +1,171 @@
+"""Verify an attestation offline, with the key: every check, in order, the first failure named.
+
+1. ``record``: the file exists and its SHA-256 is the id (any changed byte fails here).
+2. ``key``: the record's key id is the verifier's (else: signed with a different key).
+3. ``signature``: the record's HMAC checks.
+4. ``coverage``: the coverage counts match the committed digests.
+5. ``rescan``: every embedded digest is committed, the matches re-derived from the activity equal
+   the recorded ones, and so does the verdict.
+6. ``journal`` (with ``--journal``): the journal chains from genesis to the recorded head, and
+   the activity re-extracted from it equals the embedded activity.
+7. ``lineage`` and ``audit``: both chains are whole and hold this attestation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._canonical import canonical_json
+from ._journal import JournalError, iter_events
+from ._key import key_id
+from ._scan import endpoint_flags, event_texts, match_digests, matches_of, path_flags
+from ._seal import sign
+from ._store import check_audit, check_lineage, record_path
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    ok: bool
+    reason: str | None
+    id: str
+    verdict: str | None
+    task: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "reason": self.reason, "id": self.id, "verdict": self.verdict}
+
+
+def _fail(attestation_id: str, reason: str, record: dict[str, Any] | None = None) -> Verification:
+    verdict = record.get("verdict") if record else None
+    task = record.get("task", {}).get("id") if record else None
+    return Verification(False, reason, attestation_id, verdict, task)
+
+
+_PATH_CLASSES = frozenset({"out_of_scope_path", "ground_truth_path"})
+
+
+def _flags_consistent(
+    recorded: set[str], lexical: set[str], endpoint: set[str], has_path: bool
+) -> bool:
+    """Recorded flags against those re-derived without the filesystem.
+
+    The endpoint flag must match exactly. Path flags were decided at seal time following
+    symlinks, so they may exceed the lexical ones (a symlink leading out) but never miss one.
+    """
+    path_recorded = recorded & _PATH_CLASSES
+    return (
+        recorded - _PATH_CLASSES == endpoint
+        and lexical <= path_recorded
+        and (has_path or not path_recorded)
+    )
+
+
+def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
+    commitment, scope = record["commitment"], record["scope"]
+    embedded = record["activity"]
+    head, count = "0" * 64, 0
+    try:
+        for event in iter_events(journal):
+            if count >= len(embedded):
+                return "journal: it holds more events than the attestation"
+            entry = embedded[count]
+            digests: set[str] = set()
+            for text in event_texts(event):
+                digests |= match_digests(key, commitment, text)
+            lexical: list[str] = []
+            if isinstance(event.get("path"), str):
+                lexical = path_flags(
+                    event["path"], scope["worktree"], scope["goldens"], follow=False
+                )
+            endpoint = (
+                endpoint_flags(event["endpoint"], scope["allow_endpoints"])
+                if isinstance(event.get("endpoint"), str)
+                else []
+            )
+            if (
+                entry.get("hash") != event["hash"]
+                or entry.get("kind") != event["kind"]
+                or sorted(digests) != entry.get("digests")
+                or not _flags_consistent(
+                    set(entry.get("flags", [])),
+                    set(lexical),
+                    set(endpoint),
+                    isinstance(event.get("path"), str),
+                )
+            ):
+                return f"journal: event {event['index']} does not match the embedded activity"
+            head, count = event["hash"], count + 1
+    except JournalError as exc:
+        return f"journal: {exc}"
+    except OSError as exc:
+        return f"journal: cannot read it ({exc.strerror})"
+    if count != record["journal"]["events"] or count != len(embedded):
+        return "journal: it has fewer events than the attestation (trimmed?)"
+    if head != record["journal"]["head"]:
+        return "journal: its head hash differs from the recorded head"
+    return None
+
+
+def verify(
+    root: Path, attestation_id: str, key: bytes, journal: Path | None = None
+) -> Verification:
+    """Run every check; never raises for a bad attestation (it is reported)."""
+    try:
+        path = record_path(root, attestation_id)
+    except Exception:
+        return _fail(attestation_id, "record: malformed attestation id")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return _fail(attestation_id, "record: no such attestation")
+    if "sha256:" + hashlib.sha256(data).hexdigest() != attestation_id:
+        return _fail(attestation_id, "record: its bytes do not hash to its id (modified)")
+    try:
+        record = json.loads(data.decode("utf-8"))
+        if not isinstance(record, dict) or canonical_json(record) != data:
+            raise ValueError
+    except (ValueError, UnicodeDecodeError):
+        return _fail(attestation_id, "record: not canonical JSON")
+    if record.get("key_id") != key_id(key):
+        return _fail(attestation_id, "key: signed with a different key", record)
+    if not hmac.compare_digest(str(record.get("signature")), sign(key, record)):
+        return _fail(attestation_id, "signature: the record's HMAC does not check", record)
+    try:
+        commitment = record["commitment"]
+        coverage = commitment["coverage"]
+        if (
+            coverage["shingles"] != len(commitment["shingles"])
+            or coverage["short_texts"] != len(commitment["short"])
+            or coverage["sources"] < 0
+        ):
+            return _fail(attestation_id, "coverage: counts do not match the commitment", record)
+        committed = set(commitment["shingles"]) | set(commitment["short"])
+        for entry in record["activity"]:
+            if not set(entry.get("digests", [])) <= committed:
+                return _fail(attestation_id, "rescan: an embedded digest is not committed", record)
+        derived = matches_of(record["activity"], commitment)
+        if derived != record["matches"]:
+            return _fail(attestation_id, "rescan: the matches differ from the activity", record)
+        if ("DIRTY" if derived else "CLEAN") != record["verdict"]:
+            return _fail(attestation_id, "rescan: the verdict differs from the matches", record)
+        if journal is not None:
+            problem = _reextract(record, key, journal)
+            if problem is not None:
+                return _fail(attestation_id, problem, record)
+    except (KeyError, TypeError, AttributeError):
+        return _fail(attestation_id, "record: a required field is missing or malformed", record)
+    problem = check_lineage(root, attestation_id)
+    if problem is not None:
+        return _fail(attestation_id, f"lineage: {problem}", record)
+    problem = check_audit(root, key, attestation_id, record["verdict"])
+    if problem is not None:
+        return _fail(attestation_id, f"audit: {problem}", record)
+    return Verification(True, None, attestation_id, record["verdict"], record["task"]["id"])

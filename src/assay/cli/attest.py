@@ -1,0 +1,121 @@
+"""``assay attest keygen|seal|verify``: clean-run attestation commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.group("attest")
+def attest_group() -> None:
+    """Clean-run attestation: prove the agent never saw the answer."""
+
+
+_KEY_HELP = "Key file (default: $ASSAY_KEY_FILE, else the user's config folder)."
+
+
+@attest_group.command("keygen")
+@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
+def keygen_command(key_file: Path | None) -> int:
+    """Create a new 32-byte HMAC key (mode 0600); never overwrites one."""
+    from ..attest import keygen, resolve_key_path
+
+    path = resolve_key_path(key_file)
+    kid = keygen(path)
+    click.echo(f"key written to {path} (key id {kid})")
+    return 0
+
+
+@attest_group.command("seal")
+@click.argument("goldens", type=click.Path(path_type=Path))
+@click.option("--task", "task_id", required=True, help="The golden task id.")
+@click.option(
+    "--journal",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The run's hash-chained journal (JSONL).",
+)
+@click.option(
+    "--worktree",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The agent's worktree (paths outside it are out of scope).",
+)
+@click.option("--allow-endpoint", "allow", multiple=True, help="An allowed host:port.")
+@click.option("--run-id", help="The run id to record.")
+@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def seal_command(
+    goldens: Path,
+    task_id: str,
+    journal: Path,
+    worktree: Path,
+    allow: tuple[str, ...],
+    run_id: str | None,
+    key_file: Path | None,
+    as_json: bool,
+) -> int:
+    """Seal a CLEAN or DIRTY verdict for one task's run (exit 0 whatever the verdict)."""
+    from ..attest import load_key, resolve_key_path, seal
+    from ..goldens import iter_goldens
+
+    key = load_key(resolve_key_path(key_file))
+    sealed = seal(
+        Path.cwd(),
+        list(iter_goldens(goldens)),
+        goldens,
+        task_id,
+        journal,
+        worktree,
+        list(allow),
+        run_id,
+        key,
+    )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "id": sealed.id,
+                    "verdict": sealed.verdict,
+                    "events": sealed.events,
+                    "matches": sealed.matches,
+                },
+                indent=2,
+            )
+        )
+    else:
+        click.echo(
+            f"{sealed.id} {sealed.verdict} ({sealed.events} events, "
+            f"{len(sealed.matches)} match(es))"
+        )
+        for match in sealed.matches:
+            click.echo(f"  event {match['event']}: {match['class']}")
+    return 0
+
+
+@attest_group.command("verify")
+@click.argument("attestation_id")
+@click.option(
+    "--journal",
+    type=click.Path(path_type=Path),
+    help="Also check the journal chains to the recorded head and matches the record.",
+)
+@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, reason, id, verdict}.")
+def verify_command(
+    attestation_id: str, journal: Path | None, key_file: Path | None, as_json: bool
+) -> int:
+    """Re-verify an attestation offline (exit 0 valid, 1 invalid)."""
+    from ..attest import load_key, resolve_key_path, verify
+
+    key = load_key(resolve_key_path(key_file))
+    result = verify(Path.cwd(), attestation_id, key, journal)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    elif result.ok:
+        click.echo(f"valid: {result.id} {result.verdict}")
+    else:
+        click.echo(f"invalid: {result.id}: {result.reason}")
+    return 0 if result.ok else 1
