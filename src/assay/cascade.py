@@ -8,6 +8,8 @@ deterministic mode is reported ``needs-judge`` and never calls the judge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from .asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
@@ -86,4 +88,33 @@ def evaluate(
         "tier3-judge",
         (),
         tuple(notes),
+    )
+
+
+def error_result(golden: Golden, candidate: str, message: str) -> Result:
+    """A pair that could not be scored (e.g. the model call failed): never a pass."""
+    return Result(golden.id, golden.tier, candidate, "error", False, 0.0, None, (), (message,))
+
+
+def combine_repeats(results: Sequence[Result]) -> Result:
+    """One result for k repeats of a golden: pass only when every repeat passed (pass^k).
+
+    The score is the mean of the repeats' scores; the checks and notes are those of the first
+    repeat that did not pass; ``repeats`` records (passed, k) for pass@k, pass^k and flakiness.
+    """
+    k = len(results)
+    passed = sum(1 for r in results if r.status == "pass")
+    first_bad = next((r for r in results if r.status != "pass"), results[0])
+    scores = [r.score for r in results if r.score is not None]
+    notes = list(first_bad.notes)
+    if 0 < passed < k:
+        notes.append(f"flaky: passed {passed} of {k} repeats")
+    status = "pass" if passed == k else first_bad.status
+    return replace(
+        first_bad,
+        status=status,
+        passed=True if passed == k else first_bad.passed,
+        score=sum(scores) / len(scores) if scores else None,
+        notes=tuple(notes),
+        repeats=(passed, k),
     )

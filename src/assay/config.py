@@ -16,7 +16,7 @@ from .errors import ConfigError
 DEFAULT_GOLDENS: Final = "goldens"
 DEFAULT_BASELINE: Final = "assay-baseline.json"
 
-_SIMILARITY: Final = ("none", "difflib", "rapidfuzz")
+_SIMILARITY: Final = ("none", "difflib", "rapidfuzz", "embedding")
 _KEYS: Final = {
     "goldens": str,
     "baseline": str,

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import baseline as baseline_mod
-from .asserts import CheckContext
-from .cascade import NO_OUTPUT, evaluate
+from .asserts import CheckContext, as_text
+from .cascade import NO_OUTPUT, combine_repeats, error_result, evaluate
 from .config import Config
 from .errors import ConfigError
 from .goldens import Golden, Tier, iter_goldens, load_suite
+from .judge import settings as judge_settings
 from .outputs import load_outputs
 from .results import CandidateSummary, Result, rank, summarize
 from .similarity import get_backend
@@ -37,6 +38,9 @@ class GateOptions:
     mode: Mode = "report"
     force: bool = False
     no_cache: bool = False
+    candidates: Path | None = None
+    judge: bool = False
+    progress: bool = False
 
 
 @dataclass(slots=True)
@@ -51,6 +55,7 @@ class GateRun:
     diff: baseline_mod.Diff | None = None
     gate_failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -72,6 +77,8 @@ class GateRun:
             out["summary"]["gate_failures"] = list(self.gate_failures)
         if self.notes:
             out["summary"]["notes"] = list(self.notes)
+        if self.stats:
+            out["summary"]["calls"] = dict(self.stats)
         if self.diff is not None:
             out["regressions"] = [r.to_dict() for r in self.diff.regressions]
             out["summary"]["baseline_notes"] = list(self.diff.notes)
@@ -121,6 +128,56 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
     return load_suite(config.goldens, options.tiers or None, cache)
 
 
+def _outputs(
+    options: GateOptions, config: Config, goldens: list[Golden], by_id: dict[str, Golden]
+) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
+    """Every candidate's outputs, as lists (one per repeat), and run statistics."""
+    if options.candidates is not None:
+        from .candidates._file import load_candidates_file
+        from .live import generate_outputs
+
+        spec = load_candidates_file(options.candidates)
+        live = generate_outputs(
+            goldens,
+            spec,
+            root=config.root,
+            use_cache=not options.no_cache,
+            progress=options.progress,
+        )
+        return live.outputs, {"repeats": live.repeats, **live.stats.to_dict()}
+    outputs_path = example_paths()[1] if options.example else options.outputs
+    if outputs_path is None:
+        raise ConfigError(
+            "no candidate outputs: pass --outputs FILE, --candidates FILE or --example",
+            field="--outputs",
+        )
+    flat = load_outputs(outputs_path, by_id)
+    return {c: {g: [o] for g, o in m.items()} for c, m in flat.items()}, {}
+
+
+def _prime(
+    similarity: Any, goldens: list[Golden], outputs: dict[str, dict[str, list[Any]]]
+) -> None:
+    """Let a batching backend (embeddings) encode every text of the run up front."""
+    prime = getattr(similarity, "prime", None)
+    if prime is None:
+        return
+    texts = []
+    for golden in goldens:
+        if golden.asserts or not golden.has_expected:
+            continue
+        texts.append(as_text(golden.expected))
+        for produced in outputs.values():
+            texts.extend(as_text(o) for o in produced.get(golden.id, []) if not _failed(o))
+    prime(texts)
+
+
+def _failed(output: Any) -> bool:
+    from .live import CallFailed
+
+    return isinstance(output, CallFailed)
+
+
 def run_gate(options: GateOptions, config: Config) -> GateRun:
     """Score outputs against goldens; write or check the baseline as asked.
 
@@ -128,53 +185,59 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         AssayError: for any bad input (goldens, outputs, baseline, config).
     """
     goldens = load_selected(options, config)
-    outputs_path = example_paths()[1] if options.example else options.outputs
-    if outputs_path is None:
-        raise ConfigError(
-            "no candidate outputs: pass --outputs FILE (or --example)", field="--outputs"
-        )
     by_id = {g.id: g for g in goldens}
-    outputs = load_outputs(outputs_path, by_id)
+    outputs, stats = _outputs(options, config, goldens, by_id)
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
+    _prime(similarity, goldens, outputs)
     ctx = CheckContext(regex_timeout=config.regex_timeout_s)
-    results: list[Result] = []
-    summaries: list[CandidateSummary] = []
+    block = judge_settings(config.judge)
+    judging = options.judge or block.get("verified") is True
+    # Per (candidate, golden): one result per repeat, and the outputs the judge may need.
+    per_pair: list[list[Result]] = []
+    pending: list[tuple[int, int, Any]] = []
     notes: list[str] = []
     for candidate, produced in outputs.items():
-        mine = [
-            evaluate(
-                g,
-                produced.get(g.id, NO_OUTPUT),
-                candidate,
-                similarity=similarity,
-                similarity_name=backend_name,
-                ctx=ctx,
-            )
-            for g in goldens
-        ]
-        results.extend(mine)
-        summaries.append(summarize(candidate, mine))
+        for golden in goldens:
+            repeats = produced.get(golden.id) or [NO_OUTPUT]
+            results = []
+            for output in repeats:
+                if _failed(output):
+                    results.append(error_result(golden, candidate, output.message))
+                    continue
+                result = evaluate(
+                    golden,
+                    output,
+                    candidate,
+                    similarity=similarity,
+                    similarity_name=backend_name,
+                    ctx=ctx,
+                )
+                if judging and result.status == "needs-judge":
+                    pending.append((len(per_pair), len(results), output))
+                results.append(result)
+            per_pair.append(results)
         stray = sorted(k for k in produced if k not in by_id)
         if stray:
             notes.append(
                 f"candidate '{candidate}': {len(stray)} output(s) name no selected "
                 f"golden (e.g. {', '.join(stray[:3])})"
             )
-    run = GateRun(results, rank(summaries), len(goldens), options.mode, notes=notes)
-    baseline_path = options.baseline or config.baseline
-    if options.mode == "write-baseline":
-        document = baseline_mod.build(results, by_id, run.summaries)
-        baseline_mod.write(baseline_path, document, force=options.force)
-        run.baseline_path = baseline_path
-    elif options.mode == "check":
-        document = baseline_mod.load(baseline_path)
-        run.baseline_path = baseline_path
-        run.diff = baseline_mod.diff(document, results, by_id, options.tiers or None)
-        if run.diff.regressions:
-            run.gate_failures.append(
-                f"{len(run.diff.regressions)} regression(s) against {baseline_path}"
-            )
+    if pending:
+        from .judging import apply_judge
+
+        judged = apply_judge(
+            [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],
+            block,
+            root=config.root,
+            use_cache=not options.no_cache,
+        )
+        for (p, r, _), result in zip(pending, judged, strict=True):
+            per_pair[p][r] = result
+    results = [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in per_pair]
+    summaries = [summarize(c, [r for r in results if r.candidate == c]) for c in outputs]
+    run = GateRun(results, rank(summaries), len(goldens), options.mode, notes=notes, stats=stats)
+    _baseline_step(run, options, config, by_id)
     if config.min_pass_rate is not None:
         for s in run.summaries:
             if s.pass_rate < config.min_pass_rate:
@@ -183,3 +246,21 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
                     f"min_pass_rate {config.min_pass_rate:.1%}"
                 )
     return run
+
+
+def _baseline_step(
+    run: GateRun, options: GateOptions, config: Config, by_id: dict[str, Golden]
+) -> None:
+    baseline_path = options.baseline or config.baseline
+    if options.mode == "write-baseline":
+        document = baseline_mod.build(run.results, by_id, run.summaries)
+        baseline_mod.write(baseline_path, document, force=options.force)
+        run.baseline_path = baseline_path
+    elif options.mode == "check":
+        document = baseline_mod.load(baseline_path)
+        run.baseline_path = baseline_path
+        run.diff = baseline_mod.diff(document, run.results, by_id, options.tiers or None)
+        if run.diff.regressions:
+            run.gate_failures.append(
+                f"{len(run.diff.regressions)} regression(s) against {baseline_path}"
+            )

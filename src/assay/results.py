@@ -26,6 +26,7 @@ class Result:
     decided_by: str | None
     checks: tuple[CheckResult, ...] = ()
     notes: tuple[str, ...] = ()
+    repeats: tuple[int, int] | None = None  # (passed, k) when the golden ran k > 1 times
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -43,6 +44,16 @@ class Result:
         }
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.repeats is not None:
+            passed, k = self.repeats
+            out["repeats"] = {
+                "k": k,
+                "passed": passed,
+                "pass_fraction": passed / k,
+                "pass_at_k": passed > 0,
+                "pass_hat_k": passed == k,
+                "flaky": 0 < passed < k,
+            }
         return out
 
 

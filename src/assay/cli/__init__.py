@@ -14,6 +14,7 @@ import click
 from .._version import __version__
 from ..errors import AssayError
 from .attest import attest_group
+from .cache import cache_group
 from .run import run_command
 from .views import failures_command, report_command
 
@@ -28,6 +29,7 @@ cli.add_command(run_command)
 cli.add_command(report_command)
 cli.add_command(failures_command)
 cli.add_command(attest_group)
+cli.add_command(cache_group)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

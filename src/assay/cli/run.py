@@ -24,6 +24,17 @@ def _dump(document: Any) -> str:
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--outputs", type=click.Path(path_type=Path), help="Candidate outputs file.")
 @click.option(
+    "--candidates",
+    type=click.Path(path_type=Path),
+    help="Candidates file: prompts run live through a model provider.",
+)
+@click.option(
+    "--judge", "use_judge", is_flag=True, help="Let the tier 3 judge decide goldens that reach it."
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue an interrupted --candidates run from the cache."
+)
+@click.option(
     "--telemetry",
     type=click.Path(path_type=Path),
     help="Agent-run telemetry: a folder of <task_id>.json or a JSONL file.",
@@ -38,7 +49,7 @@ def _dump(document: Any) -> str:
 )
 @click.option(
     "--similarity",
-    type=click.Choice(("none", "difflib", "rapidfuzz")),
+    type=click.Choice(("none", "difflib", "rapidfuzz", "embedding")),
     help="Tier 2 backend (default from config, else none).",
 )
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline file.")
@@ -63,6 +74,9 @@ def _dump(document: Any) -> str:
 def run_command(
     path: Path | None,
     outputs: Path | None,
+    candidates: Path | None,
+    use_judge: bool,
+    resume: bool,
     telemetry: Path | None,
     example: bool,
     tiers: tuple[str, ...],
@@ -90,6 +104,7 @@ def run_command(
         name
         for name, given in (
             ("--outputs", outputs),
+            ("--candidates", candidates),
             ("--telemetry", telemetry),
             ("--example", example),
         )
@@ -104,6 +119,11 @@ def run_command(
         )
     if telemetry is None and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
+    if resume and (candidates is None or no_cache):
+        raise click.UsageError(
+            "--resume continues a --candidates run from the cache; it needs "
+            "--candidates and cannot be used with --no-cache"
+        )
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     if telemetry is not None:
@@ -135,6 +155,9 @@ def run_command(
         mode=cast(Any, mode),
         force=force,
         no_cache=no_cache,
+        candidates=candidates,
+        judge=use_judge,
+        progress=fmt == "text" and output is None,
     )
     if self_test:
         from ..asserts import CheckContext

@@ -27,6 +27,9 @@ def _score(value: float | None) -> str:
 
 def _row(r: Result, width: int) -> str:
     line = f"  {_LABEL[r.status]:<12} {r.id:<{width}}  {r.decided_by or '-'}"
+    if r.repeats is not None:
+        passed, k = r.repeats
+        line += f"  [{passed}/{k} repeats{', FLAKY' if 0 < passed < k else ''}]"
     failed = r.failed_checks()
     if failed:
         line += "  " + "; ".join(f"{c.text}: {c.reason}" if c.reason else c.text for c in failed)
@@ -106,6 +109,13 @@ def render_gate(run: GateRun) -> str:
         lines.append("assay: no candidate outputs")
     for note in run.notes:
         lines.append(f"note: {note}")
+    if run.stats:
+        stats = run.stats
+        lines.append(
+            f"calls: {stats.get('calls', 0)} made, {stats.get('cache_hits', 0)} from the cache, "
+            f"{stats.get('errors', 0)} failed; tokens {stats.get('input_tokens', 0)} in / "
+            f"{stats.get('output_tokens', 0)} out; cost ${stats.get('cost_usd', 0.0):.4f}"
+        )
     if run.mode == "write-baseline":
         lines.append(f"baseline written: {run.baseline_path}")
     if run.diff is not None:

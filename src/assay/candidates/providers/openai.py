@@ -1,0 +1,112 @@
+"""OpenAI-compatible chat completions over HTTP (OpenAI, vLLM, llama.cpp server, Ollama).
+
+httpx is imported here only, so runs without this provider never pay for it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from typing import Any
+
+from ._base import Completion, ProviderConfig, ProviderError
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds (a number, or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIProvider:
+    def __init__(self, config: ProviderConfig):
+        import httpx
+
+        if not config.base_url:
+            raise ValueError("the openai provider needs 'base_url'")
+        headers = {"Content-Type": "application/json"}
+        if config.api_key_env:
+            key = os.environ.get(config.api_key_env)
+            if not key:
+                raise ValueError(
+                    f"environment variable {config.api_key_env} (api_key_env) is not set"
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        self.config = config
+        self._httpx = httpx
+        self.client = httpx.AsyncClient(
+            base_url=config.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout_s),
+            limits=httpx.Limits(
+                max_connections=max(1, config.max_concurrency),
+                max_keepalive_connections=max(1, config.max_concurrency),
+            ),
+        )
+
+    def _body(self, prompt: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": self.config.temperature,
+        }
+        if self.config.max_tokens is not None:
+            body["max_tokens"] = self.config.max_tokens
+        return body
+
+    async def complete(self, prompt: str) -> Completion:
+        httpx = self._httpx
+        try:
+            response = await self.client.post("chat/completions", json=self._body(prompt))
+        except httpx.TimeoutException:
+            raise ProviderError(
+                f"timed out after {self.config.timeout_s:g} s", retryable=True
+            ) from None
+        except httpx.TransportError as exc:
+            raise ProviderError(
+                f"connection failed ({type(exc).__name__})", retryable=True
+            ) from None
+        status = response.status_code
+        if status == 429:
+            raise ProviderError(
+                "rate limited (429)",
+                retryable=True,
+                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+            )
+        if status >= 500:
+            raise ProviderError(
+                f"server error ({status})",
+                retryable=True,
+                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+            )
+        if status >= 400:
+            raise ProviderError(f"request rejected ({status})", retryable=False)
+        try:
+            data = json.loads(response.content)
+            text = data["choices"][0]["message"]["content"]
+            if not isinstance(text, str):
+                raise TypeError
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ProviderError(
+                "malformed response (no choices[0].message.content)", retryable=True
+            ) from None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return Completion(
+            text,
+            int(usage.get("prompt_tokens", 0) or 0),
+            int(usage.get("completion_tokens", 0) or 0),
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
