@@ -172,7 +172,7 @@ def test_rubric_only_golden_is_needs_judge_over_cli(cli: CliRunner, tmp_path: Pa
     assert report_rows(out)["explain-cache"][:2] == ("NEEDS-JUDGE", "tier3-judge")
 
 
-@pytest.mark.parametrize("judge_block", ["", "[judge]\nverified = true\n"])
+@pytest.mark.parametrize("judge_block", ["", "[judge]\nverified = false\n"])
 def test_judge_is_never_called_in_deterministic_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, judge_block: str
 ) -> None:
@@ -206,6 +206,20 @@ def test_judge_is_never_called_in_deterministic_mode(
         assert result.score is None
         assert result.decided_by == "tier3-judge"
     assert calls == []
+
+
+def test_verified_judge_without_a_provider_is_a_config_error(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    # verified = true makes tier 3 run the judge; with no [judge.provider] it cannot, and the run
+    # must say so instead of silently leaving goldens undecided.
+    (tmp_path / "assay.toml").write_text("[judge]\nverified = true\n", encoding="utf-8")
+    write_golden(tmp_path / "goldens", "explain-cache.md", RUBRIC_ONLY, ORIGIN)
+    write_json(tmp_path / "out.json", {"explain-cache": "A cache keeps hot data close."})
+    code, _out, err = cli("run", "goldens", "--outputs", "out.json")
+    assert code == 1
+    assert "judge.provider" in err
+    assert "Traceback" not in err
 
 
 SIMILAR = """\
