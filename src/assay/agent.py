@@ -34,7 +34,6 @@ class AgentOptions:
     tiers: tuple[Tier, ...] = ()
     save: bool = True
     compare: bool = False
-    no_cache: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +64,10 @@ def bench_settings(config: Config) -> dict[str, float]:
     return out
 
 
-def load_tasks(path: Path | None, config: Config, no_cache: bool) -> list[Golden]:
-    cache = None if no_cache else config.root / ".assay" / "cache" / "frontmatter.json"
+def load_tasks(path: Path | None, config: Config) -> list[Golden]:
     if path is not None:
-        return list(iter_goldens(path, cache))
-    return load_suite(config.goldens, None, cache)
+        return list(iter_goldens(path))
+    return load_suite(config.goldens, None)
 
 
 def attestation_checker(root: Path) -> AttestationCheck:
@@ -106,7 +104,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         AssayError: bad goldens, telemetry, config or run store.
     """
     settings = bench_settings(config)
-    tasks = load_tasks(options.path, config, options.no_cache)
+    tasks = load_tasks(options.path, config)
     telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (

@@ -122,10 +122,9 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens this run scores."""
     if options.example:
         return list(_select(iter_goldens(example_paths()[0]), options.tiers))
-    cache = None if options.no_cache else config.root / ".assay" / "cache" / "frontmatter.json"
     if options.path is not None:
-        return list(_select(iter_goldens(options.path, cache), options.tiers))
-    return load_suite(config.goldens, options.tiers or None, cache)
+        return list(_select(iter_goldens(options.path), options.tiers))
+    return load_suite(config.goldens, options.tiers or None)
 
 
 def _outputs(

@@ -44,7 +44,8 @@ def _encode(value: Any, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        out.append(str(value))
+        # JCS numbers are IEEE doubles: beyond 2**53 other implementations print the double.
+        out.append(str(value) if abs(value) < 2**53 else _number(float(value)))
     elif isinstance(value, float):
         out.append(_number(value))
     elif isinstance(value, str):
@@ -58,10 +59,10 @@ def _encode(value: Any, out: list[str]) -> None:
         out.append("]")
     elif isinstance(value, dict):
         out.append("{")
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("JSON object keys must be strings")
         keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
         for i, key in enumerate(keys):
-            if not isinstance(key, str):
-                raise TypeError("JSON object keys must be strings")
             if i:
                 out.append(",")
             out.append(json.dumps(key, ensure_ascii=False))

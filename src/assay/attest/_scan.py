@@ -51,6 +51,9 @@ class Truth:
     short: dict[str, str]  # plaintext short text -> digest
     short_lengths: tuple[int, ...]
     sources: int
+    # First words of the shingles / short texts: a cheap filter before building a window.
+    shingle_firsts: frozenset[str] = frozenset()
+    short_firsts: frozenset[str] = frozenset()
 
     def commitment(self) -> dict[str, Any]:
         shingles = sorted(set(self.shingles.values()))
@@ -86,7 +89,15 @@ def build_truth(key: bytes, texts: Iterable[str], k: int = DEFAULT_K) -> Truth:
             if len(plain) >= MIN_SHORT_CHARS and plain not in short:
                 short[plain] = digest(key, plain)
     lengths = tuple(sorted({len(p.split(" ")) for p in short}))
-    return Truth(k, shingles, short, lengths, sources)
+    return Truth(
+        k,
+        shingles,
+        short,
+        lengths,
+        sources,
+        frozenset(p.split(" ", 1)[0] for p in shingles),
+        frozenset(p.split(" ", 1)[0] for p in short),
+    )
 
 
 def _windows(words: Sequence[str], size: int, first: frozenset[str] | set[str]) -> Iterable[str]:
@@ -100,33 +111,16 @@ def match_plain(truth: Truth, text: str) -> set[str]:
     words = words_of(text)
     found: set[str] = set()
     if truth.shingles and len(words) >= truth.k:
-        first = truth_first_words(truth)
-        for window in _windows(words, truth.k, first[0]):
+        for window in _windows(words, truth.k, truth.shingle_firsts):
             hit = truth.shingles.get(window)
             if hit is not None:
                 found.add(hit)
     for size in truth.short_lengths:
-        first = truth_first_words(truth)
-        for window in _windows(words, size, first[1]):
+        for window in _windows(words, size, truth.short_firsts):
             hit = truth.short.get(window)
             if hit is not None:
                 found.add(hit)
     return found
-
-
-_FIRST_CACHE: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
-
-
-def truth_first_words(truth: Truth) -> tuple[frozenset[str], frozenset[str]]:
-    cached = _FIRST_CACHE.get(id(truth))
-    if cached is None:
-        cached = (
-            frozenset(p.split(" ", 1)[0] for p in truth.shingles),
-            frozenset(p.split(" ", 1)[0] for p in truth.short),
-        )
-        _FIRST_CACHE.clear()
-        _FIRST_CACHE[id(truth)] = cached
-    return cached
 
 
 def match_digests(key: bytes, commitment: Mapping[str, Any], text: str) -> set[str]:

@@ -7,6 +7,7 @@ is given, and not test commands (agents are expected to run tests).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,15 @@ def _leaves(value: Any) -> Iterator[str]:
             yield from _leaves(item)
 
 
+def source_file(source: str) -> Path:
+    """The file a golden came from: ``path``, ``path:line`` (JSONL) or ``path[index]`` (YAML)."""
+    path = Path(source)
+    if path.is_file():
+        return path
+    record = re.match(r"^(.*)(?::\d+|\[\d+\])$", source)
+    return Path(record.group(1)) if record else path
+
+
 def ground_truth(task: Golden) -> list[str]:
     """Every ground-truth text of ``task``.
 
@@ -70,7 +80,7 @@ def ground_truth(task: Golden) -> list[str]:
     if task.rubric:
         texts.append(task.rubric)
     texts.extend(task.fields.get("completion_signals") or [])
-    base = Path(task.source.split(":")[0]).parent if task.source else Path.cwd()
+    base = source_file(task.source).parent if task.source else Path.cwd()
     for name in task.fields.get("reference_files") or []:
         path = Path(name) if Path(name).is_absolute() else base / name
         try:

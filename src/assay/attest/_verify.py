@@ -51,24 +51,25 @@ _PATH_CLASSES = frozenset({"out_of_scope_path", "ground_truth_path"})
 
 
 def _flags_consistent(
-    recorded: set[str], lexical: set[str], endpoint: set[str], has_path: bool
+    recorded: set[str], resolved: set[str] | None, endpoint: set[str], has_path: bool
 ) -> bool:
-    """Recorded flags against those re-derived without the filesystem.
+    """Recorded boundary flags against the re-derived ones.
 
-    The endpoint flag must match exactly. Path flags were decided at seal time following
-    symlinks, so they may exceed the lexical ones (a symlink leading out) but never miss one.
+    The endpoint flag must match exactly. Path flags are re-derived exactly as at seal time
+    (symlinks followed) when the worktree still exists (``resolved``); without it they cannot be
+    re-derived offline (a symlink alias may lead out of or back into the worktree), so they are
+    taken from the signed record, as long as only path events carry them.
     """
     path_recorded = recorded & _PATH_CLASSES
-    return (
-        recorded - _PATH_CLASSES == endpoint
-        and lexical <= path_recorded
-        and (has_path or not path_recorded)
-    )
+    if recorded - _PATH_CLASSES != endpoint or (path_recorded and not has_path):
+        return False
+    return resolved is None or path_recorded == resolved
 
 
 def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
     commitment, scope = record["commitment"], record["scope"]
     embedded = record["activity"]
+    resolvable = os.path.isdir(scope["worktree"])
     head, count = "0" * 64, 0
     try:
         for event in iter_events(journal):
@@ -78,10 +79,10 @@ def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
             digests: set[str] = set()
             for text in event_texts(event):
                 digests |= match_digests(key, commitment, text)
-            lexical: list[str] = []
-            if isinstance(event.get("path"), str):
-                lexical = path_flags(
-                    event["path"], scope["worktree"], scope["goldens"], follow=False
+            resolved: set[str] | None = set() if resolvable else None
+            if resolvable and isinstance(event.get("path"), str):
+                resolved = set(
+                    path_flags(event["path"], scope["worktree"], scope["goldens"], follow=True)
                 )
             endpoint = (
                 endpoint_flags(event["endpoint"], scope["allow_endpoints"])
@@ -94,7 +95,7 @@ def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
                 or sorted(digests) != entry.get("digests")
                 or not _flags_consistent(
                     set(entry.get("flags", [])),
-                    set(lexical),
+                    resolved,
                     set(endpoint),
                     isinstance(event.get("path"), str),
                 )

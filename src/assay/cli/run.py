@@ -131,7 +131,7 @@ def run_command(
         from ..report.agent import render_run
 
         outcome = run_agent(
-            AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare, no_cache), config
+            AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare), config
         )
         if fmt == "json":
             document = dict(outcome.document)

@@ -8,7 +8,6 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import GoldenError
-from ._cache import FrontmatterCache, digest
 from ._markdown import parse_markdown
 from ._model import TIERS, Golden, Tier, build_golden
 from ._records import iter_jsonl, iter_yaml_list
@@ -48,8 +47,8 @@ def _folder_tier(path: Path) -> Tier | None:
     return parent if parent in TIERS else None
 
 
-def iter_file(path: Path, cache: FrontmatterCache | None = None) -> Iterator[Golden]:
-    """The goldens held by one file (markdown frontmatter looked up in ``cache`` first)."""
+def iter_file(path: Path) -> Iterator[Golden]:
+    """The goldens held by one file."""
     tier = _folder_tier(path)
     name = path.name
     if name.endswith(_JSONL):
@@ -62,14 +61,7 @@ def iter_file(path: Path, cache: FrontmatterCache | None = None) -> Iterator[Gol
             data = path.read_bytes()
         except OSError as exc:
             raise GoldenError(f"cannot read: {exc.strerror}", source=source) from None
-        key = digest(data) if cache is not None else ""
-        hit = cache.get(key) if cache is not None else None
-        if hit is not None:
-            front, has_origin = hit
-        else:
-            front, has_origin = parse_markdown(data, source)
-            if cache is not None:
-                cache.put(key, front, has_origin)
+        front, has_origin = parse_markdown(data, source)
         yield build_golden(
             front, source=source, default_id=path.stem, folder_tier=tier, has_origin=has_origin
         )
@@ -90,25 +82,9 @@ def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
         yield golden
 
 
-# Below this many markdown files parsing is fast anyway: no cache file is written.
-CACHE_MIN_FILES = 100
-
-
-def iter_goldens(root: Path | str, cache_path: Path | None = None) -> Iterator[Golden]:
-    """Stream every golden under ``root`` in sorted file order, ids checked for duplicates.
-
-    Args:
-        cache_path: where to keep parsed frontmatter between runs (used for suites of at least
-            ``CACHE_MIN_FILES`` markdown files); None disables the cache.
-    """
-    paths = discover(Path(root))
-    cache = None
-    markdown_files = sum(1 for p in paths if p.name.endswith(_MARKDOWN))
-    if cache_path is not None and markdown_files >= CACHE_MIN_FILES:
-        cache = FrontmatterCache(cache_path)
-    yield from unique(g for path in paths for g in iter_file(path, cache))
-    if cache is not None:
-        cache.save()
+def iter_goldens(root: Path | str) -> Iterator[Golden]:
+    """Stream every golden under ``root`` in sorted file order, ids checked for duplicates."""
+    return unique(g for path in discover(Path(root)) for g in iter_file(path))
 
 
 def packaged_root() -> Path:
@@ -116,11 +92,7 @@ def packaged_root() -> Path:
     return Path(str(resources.files("assay").joinpath("data", "goldens")))
 
 
-def load_suite(
-    project_root: Path | None,
-    tiers: Iterable[Tier] | None = None,
-    cache_path: Path | None = None,
-) -> list[Golden]:
+def load_suite(project_root: Path | None, tiers: Iterable[Tier] | None = None) -> list[Golden]:
     """The project's goldens, plus the packaged defaults of each tier the project lacks.
 
     Args:
@@ -130,7 +102,7 @@ def load_suite(
     wanted = set(tiers) if tiers else set(TIERS)
     own: list[Golden] = []
     if project_root is not None and project_root.exists():
-        own = list(iter_goldens(project_root, cache_path))
+        own = list(iter_goldens(project_root))
     present = {g.tier for g in own}
     packaged = [g for g in iter_goldens(packaged_root()) if g.tier not in present]
     return [g for g in unique([*own, *packaged]) if g.tier in wanted]
