@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import OutputsError
 from .results import DEFAULT_CANDIDATE
+from .textio import decode_utf8, iter_jsonl_objects
 
 Outputs = dict[str, dict[str, Any]]
 
@@ -34,29 +35,9 @@ def _read(path: Path) -> bytes:
         ) from None
 
 
-def _decode(data: bytes, source: str) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OutputsError(
-            f"not valid UTF-8 (bad byte at offset {exc.start})", source=source
-        ) from None
-
-
-def _from_jsonl(text: str, source: str) -> Outputs:
+def _from_jsonl(path: Path) -> Outputs:
     out: Outputs = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{source}:{lineno}"
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise OutputsError(f"invalid JSON: {exc}", source=where) from None
-        if not isinstance(row, dict):
-            raise OutputsError("each line must be a JSON object", source=where)
+    for where, row in iter_jsonl_objects(path, OutputsError):
         golden_id = row.get("id")
         if not isinstance(golden_id, str) or not golden_id:
             raise OutputsError("each row needs a string id", source=where, field="id")
@@ -86,9 +67,9 @@ def load_outputs(path: Path | str, golden_ids: Collection[str] = ()) -> Outputs:
     """
     path = Path(path)
     source = str(path)
-    text = _decode(_read(path), source)
+    text = decode_utf8(_read(path), source, OutputsError)
     if path.suffix == ".jsonl":
-        return _from_jsonl(text, source)
+        return _from_jsonl(path)
     try:
         data = json.loads(text)
     except ValueError as exc:

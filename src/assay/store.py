@@ -19,9 +19,8 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never a mix."""
-    path = Path(path)
+def _write_temp(path: Path, text: str) -> str:
+    """Write ``text`` to a fsynced temp file beside ``path``; returns the temp file's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -29,6 +28,18 @@ def atomic_write_text(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so a reader sees the old file or the new one, never a mix."""
+    path = Path(path)
+    tmp = _write_temp(path, text)
+    try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -40,17 +51,11 @@ def atomic_write_text(path: Path, text: str) -> None:
 def atomic_create_text(path: Path, text: str) -> bool:
     """Write ``path`` only if it does not exist yet (exclusive, atomic). Return False if it did."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _write_temp(path, text)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # fails if path exists: never overwrites another file
-        except FileExistsError:
-            return False
+        os.link(tmp, path)  # fails if path exists: never overwrites another file
+    except FileExistsError:
+        return False
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

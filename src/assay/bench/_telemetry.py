@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import TelemetryError
+from ..textio import iter_jsonl_objects
 
 _COUNTS: Final = (
     "turns_used",
@@ -172,22 +173,8 @@ def _iter_folder(folder: Path) -> Iterator[Telemetry]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[Telemetry]:
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            source = f"{path}:{lineno}"
-            try:
-                line = raw.decode("utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise TelemetryError(
-                    f"not valid UTF-8 (offset {exc.start})", source=source
-                ) from None
-            if not line:
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as exc:
-                raise TelemetryError(f"invalid JSON: {exc}", source=source) from None
-            yield parse_record(data, source)
+    for source, data in iter_jsonl_objects(path, TelemetryError):
+        yield parse_record(data, source)
 
 
 def load_telemetry(path: Path, known_ids: Collection[str]) -> dict[str, Telemetry]:

@@ -7,24 +7,17 @@ from typing import Any
 
 import yaml
 
+from .. import textio
 from ..errors import GoldenError
 
 # The C loader is several times faster; both are safe loaders (no arbitrary objects).
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ORIGIN = re.compile(r"^#{2,}\s+origin\b", re.IGNORECASE | re.MULTILINE)
-_BOM = b"\xef\xbb\xbf"
 
 
 def decode_utf8(data: bytes, source: str) -> str:
-    """Decode UTF-8 (a BOM is tolerated) or fail naming the file and the byte offset."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise GoldenError(
-            f"not valid UTF-8 (bad byte at offset {exc.start})", source=source
-        ) from None
+    """Decode a golden's bytes (a BOM is tolerated), or fail naming the file and byte offset."""
+    return textio.decode_utf8(data, source, GoldenError)
 
 
 def yaml_load(text: str, source: str, line_offset: int = 0) -> Any:

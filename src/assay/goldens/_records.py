@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import GoldenError
+from ..textio import iter_jsonl_objects
 from ._markdown import decode_utf8, yaml_load
 from ._model import Golden, Tier, build_golden
 
 
 def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
     """Stream goldens from a JSONL file, one line at a time."""
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            source = f"{path}:{lineno}"
-            line = decode_utf8(raw, source).strip()
-            if not line:
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as exc:
-                raise GoldenError(f"invalid JSON: {exc}", source=source) from None
-            if not isinstance(data, dict):
-                raise GoldenError("each JSONL line must be a JSON object", source=source)
-            yield build_golden(data, source=source, default_id=None, folder_tier=folder_tier)
+    for source, data in iter_jsonl_objects(path, GoldenError):
+        yield build_golden(data, source=source, default_id=None, folder_tier=folder_tier)
 
 
 def iter_yaml_list(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
