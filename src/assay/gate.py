@@ -56,6 +56,10 @@ class GateRun:
     gate_failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    # For views that show content (the HTML report's detail panels): never serialised here.
+    goldens: dict[str, Golden] = field(default_factory=dict, repr=False)
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    baseline_document: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -236,6 +240,11 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     results = [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in per_pair]
     summaries = [summarize(c, [r for r in results if r.candidate == c]) for c in outputs]
     run = GateRun(results, rank(summaries), len(goldens), options.mode, notes=notes, stats=stats)
+    run.goldens = by_id
+    run.outputs = {
+        c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
+        for c, m in outputs.items()
+    }
     _baseline_step(run, options, config, by_id)
     if config.min_pass_rate is not None:
         for s in run.summaries:
@@ -258,6 +267,7 @@ def _baseline_step(
     elif options.mode == "check":
         document = baseline_mod.load(baseline_path)
         run.baseline_path = baseline_path
+        run.baseline_document = document
         run.diff = baseline_mod.diff(document, run.results, by_id, options.tiers or None)
         if run.diff.regressions:
             run.gate_failures.append(

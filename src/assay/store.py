@@ -19,11 +19,19 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _write_temp(path: Path, text: str) -> str:
     """Write ``text`` to a fsynced temp file beside ``path``; returns the temp file's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates 0600; the final file gets the usual mode (0666 less the umask).
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()

@@ -15,6 +15,7 @@ from .._version import __version__
 from ..errors import AssayError
 from .attest import attest_group
 from .cache import cache_group
+from .init import init_command
 from .run import run_command
 from .views import failures_command, report_command
 
@@ -30,6 +31,7 @@ cli.add_command(report_command)
 cli.add_command(failures_command)
 cli.add_command(attest_group)
 cli.add_command(cache_group)
+cli.add_command(init_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import sys
+import os
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
 from ._common import TIER_CHOICES, emit
-
-
-def _dump(document: Any) -> str:
-    # Indented JSON goes through the pure-Python encoder (seconds for 100k results); machines
-    # reading a pipe get the C encoder's compact form, people at a terminal get it indented.
-    if sys.stdout.isatty():
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+from ._formats import FORMATS, agent_view, append_step_summary, dump_json, gate_view
 
 
 @click.command("run")
@@ -67,9 +59,7 @@ def _dump(document: Any) -> str:
     "--compare", is_flag=True, help="Agent runs: show the delta against the previous saved run."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option(
-    "--format", "fmt", type=click.Choice(("text", "json")), default=None, help="Report format."
-)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Report format.")
 @click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
 def run_command(
     path: Path | None,
@@ -99,7 +89,7 @@ def run_command(
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
     if as_json and fmt not in (None, "json"):
-        raise click.UsageError("--json and --format text cannot be used together")
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
     sources = [
         name
         for name, given in (
@@ -128,18 +118,15 @@ def run_command(
     config = load_config()
     if telemetry is not None:
         from ..agent import AgentOptions, run_agent
-        from ..report.agent import render_run
 
         outcome = run_agent(
             AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare), config
         )
-        if fmt == "json":
-            document = dict(outcome.document)
-            if outcome.comparison is not None:
-                document["compare"] = outcome.comparison
-            emit(_dump(document), output)
-        else:
-            emit(render_run(outcome.document, outcome.comparison, outcome.compare_note), output)
+        emit(agent_view(outcome.document, fmt, outcome.comparison, outcome.compare_note), output)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            from ..report.markdown import render_agent_markdown
+
+            append_step_summary(render_agent_markdown(outcome.document))
         return 0
 
     from ..gate import GateOptions, load_selected, run_gate
@@ -167,13 +154,12 @@ def run_command(
         report = run_self_test(
             load_selected(options, config), CheckContext(regex_timeout=config.regex_timeout_s)
         )
-        emit(_dump(report.to_dict()) if fmt == "json" else render_self_test(report), output)
+        emit(dump_json(report.to_dict()) if fmt == "json" else render_self_test(report), output)
         return 0 if report.ok else 1
     run = run_gate(options, config)
-    if fmt == "json":
-        emit(_dump(run.to_dict()), output)
-    else:
-        from ..report.text import render_gate
+    emit(gate_view(run, fmt), output)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from ..report.markdown import render_markdown
 
-        emit(render_gate(run), output)
+        append_step_summary(render_markdown(run))
     return run.exit_code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..gate import GateRun
@@ -15,6 +16,14 @@ _LABEL = {
     "no-output": "NO-OUTPUT",
     "error": "ERROR",
 }
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def one_line(text: str) -> str:
+    """Reasons and notes may quote multi-line text: keep each report row on one line."""
+    return _CONTROL.sub(" ", text)
 
 
 def _pct(value: float) -> str:
@@ -32,9 +41,11 @@ def _row(r: Result, width: int) -> str:
         line += f"  [{passed}/{k} repeats{', FLAKY' if 0 < passed < k else ''}]"
     failed = r.failed_checks()
     if failed:
-        line += "  " + "; ".join(f"{c.text}: {c.reason}" if c.reason else c.text for c in failed)
+        line += "  " + one_line(
+            "; ".join(f"{c.text}: {c.reason}" if c.reason else c.text for c in failed)
+        )
     elif r.status != "pass" and r.notes:
-        line += "  (" + "; ".join(r.notes) + ")"
+        line += "  (" + one_line("; ".join(r.notes)) + ")"
     return line
 
 

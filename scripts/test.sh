@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: a venv, the dev dependencies, then lint, format,
+# strict types and the tests. CI runs exactly this (.ci/run).
+#
+# Real parts in tests: the HTML report is tested in Debian's chromium (installed here when
+# missing and we are root), the embedding backend with the real model (the CPU build of torch
+# is installed from the machine's wheel folder first, so pip never pulls a multi-GB CUDA build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+fi
+
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+
+extras="dev"
+torch_wheel=$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)
+if python -c "import torch" >/dev/null 2>&1; then
+    extras="dev,embeddings"
+elif [ -n "$torch_wheel" ]; then
+    pip install -q "$torch_wheel"
+    extras="dev,embeddings"
+fi
+pip install -q -e ".[$extras]"
+
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+ruff check
+ruff format --check
+mypy
+pytest

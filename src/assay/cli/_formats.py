@@ -1,0 +1,85 @@
+"""Format dispatch shared by the commands: which renderer draws which view."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..gate import GateRun
+
+FORMATS = ("text", "json", "markdown", "junit", "html")
+
+
+def dump_json(document: Any) -> str:
+    # Indented JSON goes through the pure-Python encoder (seconds for 100k results); machines
+    # reading a pipe get the C encoder's compact form, people at a terminal get it indented.
+    if sys.stdout.isatty():
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def gate_view(run: GateRun, fmt: str) -> str:
+    if fmt == "json":
+        return dump_json(run.to_dict())
+    if fmt == "markdown":
+        from ..report.markdown import render_markdown
+
+        return render_markdown(run)
+    if fmt == "junit":
+        from ..report.junit import render_junit
+
+        return render_junit(run)
+    if fmt == "html":
+        from ..report.html import render_html
+
+        return render_html(
+            run, goldens=run.goldens, outputs=run.outputs, baseline=run.baseline_document
+        )
+    from ..report.text import render_gate
+
+    return render_gate(run)
+
+
+def agent_view(
+    document: Mapping[str, Any],
+    fmt: str,
+    comparison: Mapping[str, Any] | None = None,
+    compare_note: str | None = None,
+) -> str:
+    if fmt == "json":
+        return dump_json({**document, **({"compare": comparison} if comparison else {})})
+    if fmt == "markdown":
+        from ..report.markdown import render_agent_markdown
+
+        return render_agent_markdown(document)
+    if fmt == "junit":
+        from ..report.junit import render_agent_junit
+
+        return render_agent_junit(document)
+    if fmt == "html":
+        from ..report.html import render_agent_html
+
+        return render_agent_html(document)
+    from ..report.agent import render_run
+
+    return render_run(document, comparison, compare_note)
+
+
+def append_step_summary(markdown: str) -> None:
+    """On GitHub Actions, add the Markdown summary to the job's step summary (its protocol is
+    appending to the file it names)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(Path(target), "a", encoding="utf-8") as handle:
+            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    except OSError as exc:
+        click.echo(f"assay: warning: cannot write GITHUB_STEP_SUMMARY: {exc.strerror}", err=True)

@@ -1,0 +1,274 @@
+"""``assay init [DIR]``: scaffold a small project that scores at once.
+
+It writes goldens of every kind (string asserts, JSON Pointer and JSON Schema asserts, a tier 2
+similarity golden, a judge-only golden), outputs that pass them, ``assay.toml`` and a GitHub
+Actions workflow. It never overwrites a file: if any target exists, nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Final
+
+import click
+
+from ..errors import ConfigError
+from ..store import atomic_write_text, dump_json
+
+_CONFIG: Final = """\
+# assay settings: every key has a default and a matching CLI flag.
+goldens = "goldens"                 # where the golden cases live
+baseline = "assay-baseline.json"    # commit this file: --check compares against it
+# Tier 2 backend for goldens without asserts: none | difflib | rapidfuzz (lexical, offline).
+similarity = "rapidfuzz"
+"""
+
+_REFUND: Final = """\
+---
+id: refund-window
+title: Answer the refund question from the policy
+input:
+  question: "How long do I have to ask for a refund?"
+  policy: "Refunds are accepted within 30 days of purchase."
+expected: "You can ask for a refund within 30 days of purchase."
+asserts:
+  - 'icontains:30 days'
+  - 'regex:(?i)\\brefund'
+  - 'not-contains:60 days'
+---
+String asserts: the number of days must come from the policy, not from the model's memory.
+
+## Origin
+Scaffolded by `assay init`: replace it with a question your support assistant really gets.
+"""
+
+_INVOICE: Final = """\
+---
+id: extract-invoice
+title: Extract invoice fields as JSON
+input: |
+  Extract the invoice number, total and currency from this email as JSON.
+  "Hi, please find attached invoice INV-1042 for a total of 129.50 EUR."
+expected: {"invoice": "INV-1042", "total": 129.5, "currency": "EUR"}
+asserts:
+  - is-json
+  - op: json-schema
+    value:
+      type: object
+      required: [invoice, total, currency]
+      additionalProperties: false
+      properties:
+        invoice: {type: string, pattern: "^INV-[0-9]+$"}
+        total: {type: number, minimum: 0}
+        currency: {type: string, enum: [EUR, USD, GBP]}
+  - {op: equals, path: /invoice, value: INV-1042}
+  - {op: equals, path: /currency, value: EUR}
+---
+Mapping asserts: a JSON Schema for the shape, JSON Pointers (RFC 6901) for single fields.
+
+## Origin
+Scaffolded by `assay init` after the common "extract fields from an email" task.
+"""
+
+_GIT: Final = """\
+---
+id: git-last-commits
+title: Shell command for recent commits
+input: "Give the git command that shows the last 5 commits, one line each. Command only."
+expected: "git log --oneline -5"
+asserts:
+  - 'starts-with:git log'
+  - 'contains:--oneline'
+  - {op: levenshtein, value: "git log --oneline -5", threshold: 6}
+---
+A short answer that must stay close to the canonical command (edit distance at most 6).
+
+## Origin
+Scaffolded by `assay init` (command-line assistants).
+"""
+
+_SQL: Final = """\
+---
+id: sql-active-users
+title: Query active users
+input: "List the email of every active user (table users, boolean column active)."
+expected: "SELECT email FROM users WHERE active = TRUE;"
+asserts:
+  - is-sql
+  - 'contains:FROM users'
+  - 'regex:(?i)\\bwhere\\b'
+  - 'not-contains:DELETE'
+---
+A read-only query, parsed by a real SQL parser (`is-sql`).
+
+## Origin
+Scaffolded by `assay init`: the simplest text-to-SQL request a data assistant sees.
+"""
+
+_CACHE: Final = """\
+---
+id: explain-cache
+title: Explain a cache in one sentence
+input: "In one sentence, what does a cache do?"
+expected: "A cache keeps copies of recently used data close by so later requests are served faster."
+threshold: 0.6
+---
+No asserts: tier 2 decides it, by the lexical similarity of the output to `expected`
+(`similarity = "rapidfuzz"` in assay.toml). With `similarity = "none"` it would need a judge.
+
+## Origin
+Scaffolded by `assay init` (free-text answers scored by similarity).
+"""
+
+_FRIDAY: Final = """\
+---
+id: deploy-friday
+title: Policy question that needs judgement
+input: {question: "Can I deploy on Friday afternoon?"}
+rubric: |
+  The answer must say that deploying on Friday afternoon is not allowed because of the change
+  freeze, and give the freeze window (Friday 12:00 to Monday 08:00). Penalise invented exceptions.
+---
+Only a rubric: no assert and no expected value decide it, so it is reported `needs-judge` (neither
+pass nor fail) until a judge is configured.
+
+## Origin
+Scaffolded by `assay init` after a change-freeze policy question.
+"""
+
+# Outputs that pass every decided golden; built with json so the escaping is always right.
+_OUTPUTS: Final = dump_json(
+    {
+        "refund-window": "You can request a refund within 30 days of purchase.",
+        "extract-invoice": json.dumps({"invoice": "INV-1042", "total": 129.5, "currency": "EUR"}),
+        "git-last-commits": "git log --oneline -n 5",
+        "sql-active-users": "SELECT email FROM users WHERE active = TRUE;",
+        "explain-cache": "A cache stores copies of recently used data nearby so later requests "
+        "are served faster.",
+        "deploy-friday": "No. A change freeze applies from Friday 12:00 until Monday 08:00.",
+    }
+)
+
+_WORKFLOW: Final = """\
+# Score the candidate outputs against the goldens on every pull request.
+# `assay run --check` exits 2 when a golden regressed against the committed baseline
+# (create it once with `assay run --outputs outputs.json --write-baseline` and commit it).
+name: assay
+
+on:
+  pull_request:
+  push:
+    branches: [main]
+
+permissions:
+  contents: read
+  checks: write          # lets the JUnit step publish a check run
+
+jobs:
+  assay:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: Install assay
+        run: pip install assay
+      - name: Check the goldens against the baseline
+        run: assay run --outputs outputs.json --check --format junit --output assay-junit.xml
+      - name: Write the job summary
+        if: always()
+        run: |
+          assay run --outputs outputs.json --check --format markdown \\
+            >> "$GITHUB_STEP_SUMMARY" || true
+      - name: Upload the JUnit report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: assay-junit
+          path: assay-junit.xml
+      - name: Publish the test results
+        if: always()
+        uses: mikepenz/action-junit-report@v4
+        with:
+          report_paths: assay-junit.xml
+"""
+
+# Relative path -> content. Order is the order files are written and listed.
+FILES: Final[dict[str, str]] = {
+    "assay.toml": _CONFIG,
+    "goldens/smoke/refund-window.md": _REFUND,
+    "goldens/smoke/extract-invoice.md": _INVOICE,
+    "goldens/smoke/git-last-commits.md": _GIT,
+    "goldens/standard/sql-active-users.md": _SQL,
+    "goldens/standard/explain-cache.md": _CACHE,
+    "goldens/standard/deploy-friday.md": _FRIDAY,
+    "outputs.json": _OUTPUTS,
+    ".github/workflows/assay.yml": _WORKFLOW,
+}
+
+
+def _conflicts(root: Path) -> list[Path]:
+    """Every target that exists, and every folder on the way that is a file."""
+    found: list[Path] = []
+    if root.exists() and not root.is_dir():
+        return [root]
+    for rel in FILES:
+        target = root / rel
+        for folder in reversed(Path(rel).parents[:-1]):
+            where = root / folder
+            if where.exists() and not where.is_dir() and where not in found:
+                found.append(where)
+        if target.exists() or target.is_symlink():
+            found.append(target)
+    return found
+
+
+def scaffold(root: Path) -> list[Path]:
+    """Write the example project into ``root``; return the files written.
+
+    Raises:
+        ConfigError: when any target already exists (nothing is written then), or a write fails.
+    """
+    conflicts = _conflicts(root)
+    if conflicts:
+        shown = ", ".join(str(p) for p in conflicts[:5])
+        more = f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+        raise ConfigError(
+            f"refusing to overwrite {shown}{more}: assay init never replaces a file "
+            "(choose an empty folder or remove them)",
+            source=str(conflicts[0]),
+        )
+    written = []
+    for rel, text in FILES.items():
+        target = root / rel
+        try:
+            atomic_write_text(target, text)
+        except OSError as exc:
+            raise ConfigError(f"cannot write: {exc.strerror or exc}", source=str(target)) from None
+        written.append(target)
+    return written
+
+
+@click.command("init")
+@click.argument("directory", default=".", type=click.Path(path_type=Path))
+def init_command(directory: Path) -> int:
+    """Scaffold a working example project (goldens, outputs, config, CI workflow) in DIRECTORY."""
+    written = scaffold(directory)
+    click.echo(f"assay init: created {len(written)} files in {directory}")
+    for path in written:
+        click.echo(f"  {path.relative_to(directory).as_posix()}")
+    cd = [] if directory == Path(".") else [f"cd {directory}"]
+    steps = [
+        *cd,
+        "assay run --outputs outputs.json                   # score the example outputs",
+        "assay run --self-test                              # asserts vs each golden's expected",
+        "assay run --outputs outputs.json --write-baseline  # then commit assay-baseline.json",
+        "assay run --outputs outputs.json --check           # what CI runs: exit 2 on a regression",
+    ]
+    click.echo("next:")
+    for step in steps:
+        click.echo(f"  {step}")
+    click.echo("add .assay/ (assay's local cache and runs) to .gitignore")
+    return 0
