@@ -176,12 +176,8 @@ jobs:
       - name: Install assay
         run: pip install assay
       - name: Check the goldens against the baseline
+        # Also appends a Markdown summary to the job page ($GITHUB_STEP_SUMMARY).
         run: assay run --outputs outputs.json --check --format junit --output assay-junit.xml
-      - name: Write the job summary
-        if: always()
-        run: |
-          assay run --outputs outputs.json --check --format markdown \\
-            >> "$GITHUB_STEP_SUMMARY" || true
       - name: Upload the JUnit report
         if: always()
         uses: actions/upload-artifact@v4
