@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..errors import ConfigError
 from ._cache import OutputCache, cache_key
 from .providers import Completion, Provider, ProviderConfig, ProviderError, make_provider
 
@@ -111,7 +112,14 @@ async def run_calls(
 
     def provider_for(config: ProviderConfig) -> tuple[Provider, asyncio.Semaphore]:
         if config not in providers:
-            providers[config] = make_provider(config)
+            try:
+                providers[config] = make_provider(config)
+            except (ValueError, ImportError) as exc:
+                # A provider that cannot start (missing API key variable, unimportable
+                # function) is a configuration error for the whole run, not a failed call.
+                raise ConfigError(
+                    f"the {config.type} provider cannot start: {exc}", field="provider"
+                ) from None
             limits[config] = asyncio.Semaphore(config.max_concurrency)
         return providers[config], limits[config]
 

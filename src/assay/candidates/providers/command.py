@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 
 from ._base import Completion, ProviderConfig, ProviderError
 
@@ -15,20 +17,24 @@ class CommandProvider:
         self.config = config
 
     async def complete(self, prompt: str) -> Completion:
+        # A session of its own, so a timeout can stop the command and every child it started.
         process = await asyncio.create_subprocess_shell(
             self.config.command or "",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
         )
         try:
             out, _err = await asyncio.wait_for(
                 process.communicate(prompt.encode("utf-8")), timeout=self.config.timeout_s
             )
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             raise ProviderError(
                 f"the command timed out after {self.config.timeout_s:g} s", retryable=True
             ) from None
