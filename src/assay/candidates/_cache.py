@@ -49,10 +49,20 @@ class OutputCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.execute(_SCHEMA)
+        # Switching a new file to WAL needs an exclusive lock and does not wait on the busy
+        # handler: another process creating the same cache at the same moment makes it fail at
+        # once. Retry for a while, as any other write would wait.
+        for attempt in range(200):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 199:
+                    raise
+                time.sleep(0.05)
+        self._db.execute("PRAGMA synchronous=NORMAL")
 
     def get(self, key: str) -> Completion | None:
         row = self._db.execute(

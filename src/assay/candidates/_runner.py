@@ -99,8 +99,13 @@ async def run_calls(
     progress: bool = False,
     sleep: Callable[[float], object] | None = None,
     seed: int | None = None,
+    accept: Callable[[str], bool] | None = None,
 ) -> tuple[list[Outcome], RunStats]:
-    """Make every call (or read it from the cache); outcomes are in ``calls`` order."""
+    """Make every call (or read it from the cache); outcomes are in ``calls`` order.
+
+    ``accept`` says whether a completion is usable; unusable ones (e.g. a judge reply with no
+    verdict) are returned but never cached, like errors.
+    """
     stats = RunStats()
     outcomes: list[Outcome | None] = [None] * len(calls)
     providers: dict[ProviderConfig, Provider] = {}
@@ -127,7 +132,7 @@ async def run_calls(
         key = cache_key(call.config, call.prompt, call.repeat, call.purpose)
         if cache is not None:
             hit = cache.get(key)
-            if hit is not None:
+            if hit is not None and (accept is None or accept(hit.text)):
                 stats.cache_hits += 1
                 return Outcome(hit, cached=True)
         provider, limit = provider_for(call.config)
@@ -151,7 +156,7 @@ async def run_calls(
             stats.input_tokens += completion.input_tokens
             stats.output_tokens += completion.output_tokens
             stats.cost_usd += completion.cost(call.config)
-            if cache is not None:
+            if cache is not None and (accept is None or accept(completion.text)):
                 cache.put(key, completion)  # at once: an interrupted run keeps it
             return Outcome(completion, attempts=attempt)
 

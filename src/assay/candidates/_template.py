@@ -52,6 +52,6 @@ def render(template: str, context: Mapping[str, Any], *, where: str) -> str:
             )
         if isinstance(value, str):
             return value
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     return _PLACEHOLDER.sub(fill, template)

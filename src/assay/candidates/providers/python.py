@@ -7,8 +7,10 @@ A sync function runs in a worker thread so it cannot stall the other calls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +28,33 @@ def load_function(spec: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
+async def _in_daemon_thread(function: Callable[..., Any], prompt: str) -> Any:
+    """Run a sync function in a daemon thread: one that never returns after its timeout
+    cannot keep the process alive (asyncio's own executor threads are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def target() -> None:
+        try:
+            ok, value = True, function(prompt)
+        except BaseException as exc:  # handed to the awaiting task
+            ok, value = False, exc
+        # After a timeout the run may be over and its loop closed: nobody waits any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=target, daemon=True, name="assay-python-provider").start()
+    return await future
+
+
 class PythonProvider:
     def __init__(self, config: ProviderConfig):
         self.config = config
@@ -37,7 +66,7 @@ class PythonProvider:
                 result = await asyncio.wait_for(self.function(prompt), self.config.timeout_s)
             else:
                 result = await asyncio.wait_for(
-                    asyncio.to_thread(self.function, prompt), self.config.timeout_s
+                    _in_daemon_thread(self.function, prompt), self.config.timeout_s
                 )
         except TimeoutError:
             raise ProviderError(
