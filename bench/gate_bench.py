@@ -98,17 +98,15 @@ def assay(*args: str, cwd: Path) -> tuple[float, float, int]:
 def bench(label: str, goldens: Path, outputs: Path, repeat: int) -> None:
     cwd = goldens.parent
     common = [str(goldens), "--outputs", str(outputs), "--baseline", str(cwd / "baseline.json")]
-    assay(*common, "--write-baseline", cwd=cwd)  # also warms the frontmatter cache
-    for variant, extra in (("cold (--no-cache)", ["--no-cache"]), ("warm cache", [])):
-        best, rss, code = float("inf"), 0.0, 0
-        for _ in range(repeat):
-            wall, peak, code = assay(*common, "--check", *extra, cwd=cwd)
-            best, rss = min(best, wall), max(rss, peak)
-        print(
-            f"{label:<24} run --check {variant:<18} best {best:6.3f} s  "
-            f"peak RSS {rss:5.0f} MB  exit {code}",
-            flush=True,
-        )
+    assay(*common, "--write-baseline", cwd=cwd)
+    best, rss, code = float("inf"), 0.0, 0
+    for _ in range(repeat):
+        wall, peak, code = assay(*common, "--check", cwd=cwd)
+        best, rss = min(best, wall), max(rss, peak)
+    print(
+        f"{label:<24} run --check  best {best:6.3f} s  peak RSS {rss:5.0f} MB  exit {code}",
+        flush=True,
+    )
 
 
 def main() -> None:

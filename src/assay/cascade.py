@@ -9,7 +9,7 @@ deterministic mode is reported ``needs-judge`` and never calls the judge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from .asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
@@ -18,6 +18,14 @@ from .results import Result
 from .similarity import SimilarityFn
 
 NO_OUTPUT: Final[Any] = object()
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailed:
+    """An output that never came: the model call failed after its retries (the message names
+    no content). Scored as ``error``, never a pass."""
+
+    message: str
 
 
 def evaluate(

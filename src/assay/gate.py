@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from . import baseline as baseline_mod
 from .asserts import CheckContext, as_text
-from .cascade import NO_OUTPUT, combine_repeats, error_result, evaluate
+from .cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
 from .config import Config
 from .errors import ConfigError
 from .goldens import Golden, Tier, iter_goldens, load_suite
@@ -176,8 +176,6 @@ def _prime(
 
 
 def _failed(output: Any) -> bool:
-    from .live import CallFailed
-
     return isinstance(output, CallFailed)
 
 

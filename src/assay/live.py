@@ -16,15 +16,9 @@ from .candidates._cache import OutputCache, default_cache_path
 from .candidates._file import CandidatesFile
 from .candidates._runner import Call, RunStats, run_calls
 from .candidates._template import render
+from .cascade import CallFailed
 from .errors import ConfigError
 from .goldens import Golden
-
-
-@dataclass(frozen=True, slots=True)
-class CallFailed:
-    """A model call that failed after its retries (the message names no content)."""
-
-    message: str
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 from ..pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
 from ._context import CheckContext, OutputView, json_equal
 from ._result import ArgumentProblem, Outcome
-from ._schema import compile_schema, schema_issues
+from ._schema import compile_schema, validator_issues
 from ._text import need
 
 # contains-json tries a decode at each '{' or '['; this caps the work on huge outputs.
@@ -21,7 +21,7 @@ _MAX_JSON_STARTS = 2000
 
 
 def _schema_arg(args: Mapping[str, Any], ctx: CheckContext) -> Any:
-    """The schema argument, parsed if written as JSON text, and compiled (validated)."""
+    """The validator for the schema argument (parsed if written as JSON text)."""
     schema = args.get("schema", args.get("value"))
     if schema is None:
         raise ArgumentProblem("missing argument 'value' (the schema)")
@@ -30,8 +30,7 @@ def _schema_arg(args: Mapping[str, Any], ctx: CheckContext) -> Any:
             schema = json.loads(schema)
         except ValueError as exc:
             raise ArgumentProblem(f"the schema is not valid JSON: {exc}") from None
-    compile_schema(schema, ctx.schema_registry)
-    return schema
+    return compile_schema(schema, ctx.schema_registry)
 
 
 def op_is_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
@@ -66,7 +65,7 @@ def _reject_constant(name: str) -> Any:
 
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     has_schema = args.get("schema", args.get("value")) is not None
-    schema = _schema_arg(args, ctx) if has_schema else None
+    validator = _schema_arg(args, ctx) if has_schema else None
     value = view.raw
     if isinstance(value, dict | list):
         found: Iterator[Any] = iter([value])
@@ -76,9 +75,9 @@ def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContex
         found = iter(())
     first_issues: list[dict[str, Any]] | None = None
     for candidate in found:
-        if schema is None:
+        if validator is None:
             return True, None, None
-        issues = schema_issues(schema, candidate, ctx.schema_registry)
+        issues = validator_issues(validator, candidate)
         if not issues:
             return True, None, None  # any embedded JSON that satisfies the schema will do
         if first_issues is None:
@@ -90,11 +89,11 @@ def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContex
 
 
 def op_json_schema(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    schema = _schema_arg(args, ctx)
+    validator = _schema_arg(args, ctx)
     ok, parsed = view.as_json()
     if not ok:
         return False, "output is not valid JSON", {"reason": "not_json"}
-    issues = schema_issues(schema, parsed, ctx.schema_registry)
+    issues = validator_issues(validator, parsed)
     if issues:
         first = issues[0]
         reason = f"schema violation at '{first['path']}' ({first['reason']})"

@@ -257,7 +257,11 @@ def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict
         ArgumentProblem: the schema is invalid, of an unknown draft, has an unresolvable $ref,
             or one of its patterns exceeded the time budget.
     """
-    validator = compile_schema(schema, registry)
+    return validator_issues(compile_schema(schema, registry), instance)
+
+
+def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
+    """The issues of ``instance`` under an already compiled validator."""
     from jsonschema import exceptions
     from referencing.exceptions import Unresolvable
 
@@ -265,7 +269,7 @@ def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict
         errors = sorted(
             validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
         )
-        issues = _issues(errors)
+        return _issues(errors)
     except (Unresolvable, exceptions._WrappedReferencingError) as exc:  # type: ignore[attr-defined]
         raise ArgumentProblem(f"unresolvable $ref: {exc}") from None
     except PatternTimeout as exc:
@@ -275,7 +279,6 @@ def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict
         ) from None
     except RecursionError:
         raise ArgumentProblem("schema recursion too deep") from None
-    return issues
 
 
 def _issues(errors: list[Any]) -> list[dict[str, Any]]:

@@ -7,10 +7,11 @@ a strict RFC 6901 ``path``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..asserts import OPS, CheckContext, OutputView, parse_assert, run_assert
+from ..asserts import OPS, AssertSpec, CheckContext, OutputView, parse_assert, run_assert
 from ..errors import GoldenError, ValidationError
 
 # The scorer types of the TypeScript helper; every other tier 1 op is accepted too.
@@ -25,6 +26,26 @@ _FAIL_REASONS: Final = {
 }
 
 _PASS: Final = {"score": 1, "passed": True}
+
+# Scorer definitions are small JSON dicts, usually rebuilt for every call: parse each distinct
+# one once. repr() is an exact key for JSON data (1, 1.0 and True differ).
+_SPECS: dict[str, AssertSpec] = {}
+_SPECS_LIMIT: Final = 4096
+
+
+def _spec_for(definition: Mapping[str, Any]) -> AssertSpec:
+    key = repr(definition)
+    spec = _SPECS.get(key)
+    if spec is None:
+        try:
+            # A private copy: the cached spec must not change if the caller mutates its dict.
+            spec = parse_assert(copy.deepcopy(dict(definition)), field="definition")
+        except GoldenError as exc:
+            raise ValidationError(exc.message, field="type") from None
+        if len(_SPECS) >= _SPECS_LIMIT:
+            _SPECS.clear()
+        _SPECS[key] = spec
+    return spec
 
 
 def evaluate_deterministic_scorer(
@@ -50,10 +71,7 @@ def evaluate_deterministic_scorer(
         raise ValidationError("a scorer definition must be a mapping", field="definition")
     if not isinstance(target, Mapping) or "output" not in target:
         raise ValidationError("the target must be a mapping with an 'output'", field="output")
-    try:
-        spec = parse_assert(definition, field="definition")
-    except GoldenError as exc:
-        raise ValidationError(exc.message, field="type") from None
+    spec = _spec_for(definition)
     if spec.op not in OPS:
         raise ValidationError(f"unknown scorer type {spec.full_op!r}", field="type")
     check = run_assert(spec, OutputView(target["output"], text=False), ctx or _CONTEXT)
