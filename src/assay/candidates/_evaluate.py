@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ._abort import AbortSignal
+from ._tasks import gather_or_cancel
 from ._types import UNSET, CandidateScore, ItemScore, check_ids, field_of
 
 RunCandidate = Callable[[Any, Any, AbortSignal], Awaitable[Any]]
@@ -135,7 +136,7 @@ async def evaluate_prompt_candidates(
 
     remove = signal.add_listener(on_abort)
     try:
-        await _gather_first_error(workers)
+        await gather_or_cancel(workers)
     except asyncio.CancelledError:
         if signal.aborted:
             signal.throw_if_aborted()
@@ -150,17 +151,6 @@ async def evaluate_prompt_candidates(
         for c, cid in enumerate(candidate_ids)
     ]
     return rank_scores(scores)
-
-
-async def _gather_first_error(tasks: Sequence[asyncio.Future[None]]) -> None:
-    """Wait for all tasks; on the first failure cancel the rest and re-raise it."""
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 def evaluate_prompt_candidates_sync(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ._cache import OutputCache, cache_key
+from ._tasks import gather_or_cancel
 from .providers import Completion, Provider, ProviderConfig, ProviderError, make_provider
 
 BACKOFF_BASE_S = 0.5
@@ -170,13 +171,7 @@ async def run_calls(
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]
-        try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            raise
+        await gather_or_cancel(workers)
     finally:
         for provider in providers.values():
             await provider.aclose()
