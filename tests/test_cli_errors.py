@@ -266,3 +266,19 @@ def test_config_value_out_of_range(cli: CliRunner, project: GoldensProject) -> N
     (project.root / "assay.toml").write_text("min_pass_rate = 1.5\n", encoding="utf-8")
     code, out, err = cli("run", "goldens", "--outputs", "good.json")
     assert_error(code, out, err, "assay.toml", "min_pass_rate")
+
+
+def test_bare_assay_shows_the_commands_and_exits_0(cli: CliRunner) -> None:
+    code, out, err = cli()
+    assert code == 0, err
+    assert "Commands:" in out and "run" in out and "attest" in out
+
+
+def test_bad_judge_block_names_assay_toml_and_the_field(
+    cli: CliRunner, project: GoldensProject
+) -> None:
+    (project.root / "assay.toml").write_text("[judge]\nverified = 3\n", encoding="utf-8")
+    code, _out, err = cli("run", "goldens", "--outputs", "good.json", cwd=project.root)
+    assert code == 1
+    assert "assay.toml" in err and "judge.verified" in err
+    assert "Traceback" not in err

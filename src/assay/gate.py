@@ -192,7 +192,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
     ctx = CheckContext(regex_timeout=config.regex_timeout_s)
-    block = judge_settings(config.judge)
+    block = judge_settings(config.judge, config.source)
     judging = options.judge or block.get("verified") is True
     # Per (candidate, golden): one result per repeat, and the outputs the judge may need.
     per_pair: list[list[Result]] = []

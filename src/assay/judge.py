@@ -48,19 +48,20 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\s*(?:score\s*[:=]\s*)?(\d+(?:\.\d+)?)\s*\.?\s*$", re.IGNORECASE)
 
 
-def settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The judge block: defaults overridden by assay.toml's [judge], validated."""
+def settings(config: Mapping[str, Any] | None, source: str | None = None) -> dict[str, Any]:
+    """The judge block: defaults overridden by assay.toml's [judge] (``source``), validated."""
     block = dict(config or {})
     unknown = set(block) - _KEYS
     if unknown:
         raise ConfigError(
             f"unknown judge setting (known: {', '.join(sorted(_KEYS))})",
+            source=source,
             field=f"judge.{sorted(unknown)[0]}",
         )
     if "verified" in block and not isinstance(block["verified"], bool):
-        raise ConfigError("must be true or false", field="judge.verified")
+        raise ConfigError("must be true or false", source=source, field="judge.verified")
     if "rubric_prompt" in block and not isinstance(block["rubric_prompt"], str):
-        raise ConfigError("must be a string", field="judge.rubric_prompt")
+        raise ConfigError("must be a string", source=source, field="judge.rubric_prompt")
     return {**JUDGE_CONFIG, **block}
 
 

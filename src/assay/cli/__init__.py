@@ -36,10 +36,13 @@ cli.add_command(init_command)
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: maps every outcome onto the documented exit codes."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    if not args:
+        # Bare `assay`: show the commands (click 8.2 treats this as a usage error).
+        click.echo(cli.get_help(click.Context(cli, info_name="assay")))
+        sys.exit(0)
     try:
-        code = cli.main(
-            args=list(argv) if argv is not None else None, prog_name="assay", standalone_mode=False
-        )
+        code = cli.main(args=args, prog_name="assay", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.exceptions.Abort:
