@@ -26,7 +26,7 @@ from typing import Any
 from assay.config import load_config
 from assay.gate import GateOptions, example_paths, load_selected, run_gate
 from assay.outputs import load_outputs
-from assay.report.html import render_html
+from assay.views._html import render_html
 
 OUT = Path(__file__).resolve().parent / "out"
 CHROMIUM = "/usr/bin/chromium"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from assay.agent._saved_runs import list_runs, load_run, save_run
 from assay.goldens import iter_goldens, packaged_root
-from assay.runs import list_runs, load_run, save_run
 from conftest import ORIGIN, CliRunner, write_golden
 
 SMOKE_IDS = [

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from assay.bench import (
+from assay.agent import (
     COST_BASELINE_USD,
     DURATION_BASELINE_S,
     AgentRun,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from assay.bench import CATEGORIES, Telemetry, failures_table, owned, parse_record, score_tasks
-from assay.bench import run_document as make_document
+from assay.agent import CATEGORIES, Telemetry, failures_table, owned, parse_record, score_tasks
+from assay.agent import run_document as make_document
 from assay.goldens import Golden, build_golden
 
 # ------------------------------------------------------------------------------------ helpers

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.bench import Telemetry, load_telemetry, parse_record
+from assay.agent import Telemetry, load_telemetry, parse_record
 from assay.errors import AssayError, TelemetryError
 
 SRC = "telemetry/t.json"

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from assay.candidates._cache import OutputCache, cache_key, default_cache_path
-from assay.candidates._runner import Call, run_calls
-from assay.candidates.providers import ProviderConfig
+from assay.models._cache import OutputCache, cache_key, default_cache_path
+from assay.models._runner import Call, run_calls
+from assay.models.providers import ProviderConfig
 from conftest import run_cli
 from fake_openai import FakeOpenAI, echo_text, fake_openai
 
@@ -518,8 +518,8 @@ def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_pa
 OPENER = """
 import os, sys, time
 from pathlib import Path
-from assay.candidates._cache import OutputCache
-from assay.candidates.providers import Completion
+from assay.models._cache import OutputCache
+from assay.models.providers import Completion
 go, path = Path(sys.argv[1]), Path(sys.argv[2])
 deadline = time.monotonic() + 30
 while not go.exists() and time.monotonic() < deadline:

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from assay.candidates._file import load_candidates_file
-from assay.candidates._runner import BACKOFF_CAP_S, Call, Outcome, RunStats, run_calls
-from assay.candidates._template import render
-from assay.candidates.providers import ProviderConfig
 from assay.errors import ConfigError
 from assay.goldens import build_golden
-from assay.live import build_calls
+from assay.models._candidates_file import load_candidates_file
+from assay.models._live import build_calls
+from assay.models._runner import BACKOFF_CAP_S, Call, Outcome, RunStats, run_calls
+from assay.models._template import render
+from assay.models.providers import ProviderConfig
 from conftest import run_cli
 from fake_openai import FakeOpenAI, echo_text, fake_openai
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.pointer import MISSING, PointerSyntaxError, escape_token, parse_pointer, resolve
+from assay.asserts._pointer import MISSING, PointerSyntaxError, escape_token, parse_pointer, resolve
 
 # RFC 6901 section 5.
 RFC_DOC: dict[str, Any] = {

@@ -21,8 +21,8 @@ from assay.config import load_config
 from assay.gate import GateOptions, GateRun, load_selected, run_gate
 from assay.goldens import Golden
 from assay.outputs import load_outputs
-from assay.report.html import embed_json, render_agent_html, render_html
 from assay.results import Result, summarize
+from assay.views._html import embed_json, render_agent_html, render_html
 from conftest import ORIGIN, write_golden, write_json
 from test_report_markdown import agent_document, sample_run
 

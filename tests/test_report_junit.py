@@ -11,8 +11,8 @@ import pytest
 from assay.asserts import CheckResult
 from assay.baseline import Diff
 from assay.gate import GateRun
-from assay.report.junit import GATE_SUITE, render_agent_junit, render_junit
 from assay.results import Result, summarize
+from assay.views._junit import GATE_SUITE, render_agent_junit, render_junit
 from test_report_markdown import (
     NASTY,
     agent_document,

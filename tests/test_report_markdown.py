@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
+from assay.agent import parse_record, run_document, score_tasks
 from assay.asserts import CheckResult
 from assay.baseline import Diff, Regression
-from assay.bench import parse_record, run_document, score_tasks
 from assay.config import load_config
 from assay.gate import GateOptions, GateRun, run_gate
 from assay.goldens import iter_goldens, packaged_root
-from assay.report.markdown import MAX_ROWS, cell, render_agent_markdown, render_markdown
-from assay.report.text import render_gate
 from assay.results import Result, rank, summarize
+from assay.views._markdown import MAX_ROWS, cell, render_agent_markdown, render_markdown
+from assay.views._text import render_gate
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("ASSAY_UPDATE_SNAPSHOTS") == "1"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.store import atomic_create_text, atomic_write_text, dump_json
+from assay.io import atomic_create_text, atomic_write_text, dump_json
 
 
 def names(folder: Path) -> list[str]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from assay._version import __version__
 
 if TYPE_CHECKING:
-    from .asserts import AssertSpec, CheckContext, CheckResult, parse_assert, run_assert
-    from .baseline import Regression
-    from .candidates import (
+    from assay.asserts import AssertSpec, CheckContext, CheckResult, parse_assert, run_assert
+    from assay.baseline import Regression
+    from assay.cascade import evaluate
+    from assay.comparison import (
         AbortController,
         AbortError,
         AbortSignal,
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
         evaluate_prompt_candidates,
         evaluate_prompt_candidates_sync,
     )
-    from .cascade import evaluate
-    from .config import Config, load_config
-    from .errors import (
+    from assay.config import Config, load_config
+    from assay.errors import (
         AssayError,
         BaselineError,
         ConfigError,
@@ -38,43 +38,42 @@ if TYPE_CHECKING:
         TelemetryError,
         ValidationError,
     )
-    from .gate import GateOptions, GateRun, run_gate
-    from .goldens import Golden, iter_goldens, load_suite
-    from .outputs import load_outputs
-    from .results import CandidateSummary, Result
-    from .selftest import SelfTestReport, self_test
+    from assay.gate import GateOptions, GateRun, run_gate
+    from assay.goldens import Golden, SelfTestReport, iter_goldens, load_suite, self_test
+    from assay.outputs import load_outputs
+    from assay.results import CandidateSummary, Result
 
 _EXPORTS: dict[str, str] = {
-    "AbortController": "candidates",
-    "AbortError": "candidates",
-    "AbortSignal": "candidates",
+    "AbortController": "comparison",
+    "AbortError": "comparison",
+    "AbortSignal": "comparison",
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
-    "CandidateScore": "candidates",
+    "CandidateScore": "comparison",
     "CandidateSummary": "results",
     "CheckContext": "asserts",
     "CheckResult": "asserts",
     "Config": "config",
     "ConfigError": "errors",
-    "EvaluationItem": "candidates",
+    "EvaluationItem": "comparison",
     "GateOptions": "gate",
     "GateRun": "gate",
     "Golden": "goldens",
     "GoldenError": "errors",
-    "ItemScore": "candidates",
+    "ItemScore": "comparison",
     "OutputsError": "errors",
-    "PromptCandidate": "candidates",
+    "PromptCandidate": "comparison",
     "Regression": "baseline",
     "Result": "results",
     "RunStoreError": "errors",
-    "SelfTestReport": "selftest",
+    "SelfTestReport": "goldens",
     "TelemetryError": "errors",
     "ValidationError": "errors",
     "evaluate": "cascade",
-    "evaluate_deterministic_scorer": "candidates",
-    "evaluate_prompt_candidates": "candidates",
-    "evaluate_prompt_candidates_sync": "candidates",
+    "evaluate_deterministic_scorer": "comparison",
+    "evaluate_prompt_candidates": "comparison",
+    "evaluate_prompt_candidates_sync": "comparison",
     "iter_goldens": "goldens",
     "load_config": "config",
     "load_outputs": "outputs",
@@ -82,7 +81,7 @@ _EXPORTS: dict[str, str] = {
     "parse_assert": "asserts",
     "run_assert": "asserts",
     "run_gate": "gate",
-    "self_test": "selftest",
+    "self_test": "goldens",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

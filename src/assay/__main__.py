@@ -1,3 +1,3 @@
-from .cli import main
+from assay.cli import main
 
 main()

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ._version import __version__
-from .asserts import AssertSpec
-from .errors import BaselineError
-from .goldens import Golden
-from .results import CandidateSummary, Result
-from .store import atomic_write_text, dump_json
+from assay._version import __version__
+from assay.asserts import AssertSpec
+from assay.errors import BaselineError
+from assay.goldens import Golden
+from assay.io import atomic_write_text, dump_json
+from assay.results import CandidateSummary, Result
 
 SCHEMA_VERSION: Final = 1
 _SCORE_EPSILON: Final = 1e-9

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from .asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
-from .goldens import Golden
-from .results import Result
-from .similarity import SimilarityFn
+from assay.asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
+from assay.goldens import Golden
+from assay.results import Result
+from assay.similarity import SimilarityFn
 
 NO_OUTPUT: Final[Any] = object()
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import ConfigError
+from assay.errors import ConfigError
 
 DEFAULT_GOLDENS: Final = "goldens"
 DEFAULT_BASELINE: Final = "assay-baseline.json"

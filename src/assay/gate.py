@@ -11,16 +11,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from . import baseline as baseline_mod
-from .asserts import CheckContext, as_text
-from .cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
-from .config import Config
-from .errors import ConfigError
-from .goldens import Golden, Tier, iter_goldens, load_suite
-from .judge import settings as judge_settings
-from .outputs import load_outputs
-from .results import CandidateSummary, Result, rank, summarize
-from .similarity import get_backend
+from assay import baseline as baseline_mod
+from assay.asserts import CheckContext, as_text
+from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
+from assay.config import Config
+from assay.errors import ConfigError
+from assay.goldens import Golden, Tier, iter_goldens, load_suite
+from assay.judge import settings as judge_settings
+from assay.outputs import load_outputs
+from assay.results import CandidateSummary, Result, rank, summarize
+from assay.similarity import get_backend
 
 Mode = Literal["report", "write-baseline", "check"]
 
@@ -136,8 +136,7 @@ def _outputs(
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
     """Every candidate's outputs, as lists (one per repeat), and run statistics."""
     if options.candidates is not None:
-        from .candidates._file import load_candidates_file
-        from .live import generate_outputs
+        from assay.models import generate_outputs, load_candidates_file
 
         spec = load_candidates_file(options.candidates)
         live = generate_outputs(
@@ -225,7 +224,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
                 f"golden (e.g. {', '.join(stray[:3])})"
             )
     if pending:
-        from .judging import apply_judge
+        from assay.judge import apply_judge
 
         judged = apply_judge(
             [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],

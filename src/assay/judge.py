@@ -22,10 +22,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
-from typing import Any, Final, TypedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
-from .errors import ConfigError
+from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.goldens import Golden
+    from assay.models import OutputCache
+    from assay.results import Result
 
 
 class Verdict(TypedDict):
@@ -63,11 +70,6 @@ def settings(config: Mapping[str, Any] | None, source: str | None = None) -> dic
     if "rubric_prompt" in block and not isinstance(block["rubric_prompt"], str):
         raise ConfigError("must be a string", source=source, field="judge.rubric_prompt")
     return {**JUDGE_CONFIG, **block}
-
-
-def is_verified(config: Mapping[str, Any] | None = None) -> bool:
-    """Whether assay.toml marks the judge as verified (then it runs without --judge)."""
-    return settings(config).get("verified") is True
 
 
 def judge_prompt(block: Mapping[str, Any], output: str, rubric: str, expected: str) -> str:
@@ -125,6 +127,118 @@ def parse_verdict(text: str) -> Verdict | None:
     return None
 
 
+async def judge_texts(
+    items: Sequence[tuple[str, str, str]],
+    block: Mapping[str, Any],
+    *,
+    cache: OutputCache | None,
+    max_concurrency: int = 16,
+) -> list[tuple[Verdict | None, str | None]]:
+    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text."""
+    from assay.models import Call, provider_config, run_calls
+
+    raw = block.get("provider")
+    if not isinstance(raw, Mapping):
+        raise ConfigError(
+            "the judge needs a provider: add a [judge.provider] block to assay.toml",
+            field="judge.provider",
+        )
+    config = provider_config(raw, "assay.toml", "judge.provider")
+    source = "assay.toml [judge.provider]"
+    prompts = [judge_prompt(block, output, rubric, expected) for output, rubric, expected in items]
+    results: list[tuple[Verdict | None, str | None]] = [(None, None)] * len(items)
+    pending = list(range(len(items)))
+    for attempt in (0, 1):  # one more ask for an unparseable verdict, then judge-error
+        calls = [Call("judge", str(i), attempt, prompts[i], config, "judge") for i in pending]
+        try:
+            outcomes, _stats = await run_calls(
+                calls,
+                cache=cache,
+                max_concurrency=max_concurrency,
+                accept=lambda text: parse_verdict(text) is not None,
+            )
+        except ConfigError as exc:
+            if exc.source is None:
+                raise ConfigError(exc.message, source=source, field=exc.field) from None
+            raise
+        retry = []
+        for i, outcome in zip(pending, outcomes, strict=True):
+            if outcome.completion is None:
+                results[i] = (None, f"the judge call failed: {outcome.error}")
+                continue
+            verdict = parse_verdict(outcome.completion.text)
+            if verdict is None:
+                results[i] = (None, "the judge's verdict could not be parsed")
+                retry.append(i)
+            else:
+                results[i] = (verdict, None)
+        pending = retry
+        if not pending:
+            break
+    return results
+
+
+def apply_judge(
+    pending: Sequence[tuple[Result, Any, Golden]],
+    block: Mapping[str, Any],
+    *,
+    root: Path,
+    use_cache: bool,
+) -> list[Result]:
+    """Decide ``needs-judge`` results with the judge: pass when score ≥ the golden's threshold;
+    an unusable verdict or a failed call is ``error`` (judge-error), never a pass."""
+    import asyncio
+
+    from assay.asserts import as_text
+    from assay.models import OutputCache, default_cache_path
+
+    items = [
+        (
+            as_text(output),
+            golden.rubric or "",
+            as_text(golden.expected) if golden.has_expected else "",
+        )
+        for _, output, golden in pending
+    ]
+    cache = OutputCache(default_cache_path(root)) if use_cache else None
+    try:
+        verdicts = asyncio.run(judge_texts(items, block, cache=cache))
+    finally:
+        if cache is not None:
+            cache.close()
+    decided = []
+    for (result, _, golden), (verdict, error) in zip(pending, verdicts, strict=True):
+        if verdict is None:
+            decided.append(
+                replace(
+                    result,
+                    status="error",
+                    passed=False,
+                    score=None,
+                    decided_by="tier3-judge",
+                    notes=(f"judge-error: {error}",),
+                )
+            )
+            continue
+        passed = verdict["score"] >= golden.threshold
+        note = (
+            f"judge: {verdict['score']:.2f} ({verdict['reason']})"
+            if verdict["reason"]
+            else (f"judge: {verdict['score']:.2f}")
+        )
+        decided.append(
+            replace(
+                result,
+                status="pass" if passed else "fail",
+                passed=passed,
+                score=verdict["score"],
+                decided_by="tier3-judge",
+                notes=(note,),
+            )
+        )
+    return decided
+
+
 def judge(output: str, rubric: str, config: Mapping[str, Any] | None = None) -> Verdict:
     """Grade one ``output`` against ``rubric`` with the configured judge (blocking).
 
@@ -132,8 +246,6 @@ def judge(output: str, rubric: str, config: Mapping[str, Any] | None = None) -> 
         ConfigError: no judge provider is configured, or the judge's verdict is unusable.
     """
     import asyncio
-
-    from .judging import judge_texts
 
     verdicts = asyncio.run(judge_texts([(output, rubric, "")], settings(config), cache=None))
     verdict, error = verdicts[0]

@@ -12,9 +12,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputsError
-from .results import DEFAULT_CANDIDATE
-from .textio import decode_utf8, iter_jsonl_objects
+from assay.errors import OutputsError
+from assay.io import decode_utf8, iter_jsonl_objects
+from assay.results import DEFAULT_CANDIDATE
 
 Outputs = dict[str, dict[str, Any]]
 

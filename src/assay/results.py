@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from .asserts import CheckResult
+from assay.asserts import CheckResult
 
 Status = Literal["pass", "fail", "needs-judge", "no-output", "error"]
 STATUSES: Final[tuple[Status, ...]] = ("pass", "fail", "needs-judge", "no-output", "error")

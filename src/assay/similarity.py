@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from .errors import ConfigError
+from assay.errors import ConfigError
 
 SimilarityFn = Callable[[str, str], float]
 BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")

@@ -10,11 +10,11 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
-from ._context import CheckContext, OutputView, json_equal
-from ._result import ArgumentProblem, Outcome
-from ._schema import compile_schema, validator_issues
-from ._text import need
+from assay.asserts._context import CheckContext, OutputView, json_equal
+from assay.asserts._pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
+from assay.asserts._result import ArgumentProblem, Outcome
+from assay.asserts._schema import compile_schema, validator_issues
+from assay.asserts._text import need
 
 # contains-json tries a decode at each '{' or '['; this caps the work on huge outputs.
 _MAX_JSON_STARTS = 2000

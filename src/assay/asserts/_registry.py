@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ..pointer import MISSING, PointerSyntaxError, resolve
-from ._context import DEFAULT_CONTEXT, CheckContext, OutputView
-from ._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
-from ._result import ArgumentProblem, CheckResult, Outcome
-from ._spec import AssertSpec
-from ._sql import op_is_sql, op_is_sql_ish
-from ._text import (
+from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView
+from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
+from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
+from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
+from assay.asserts._spec import AssertSpec
+from assay.asserts._sql import op_is_sql, op_is_sql_ish
+from assay.asserts._text import (
     op_contains,
     op_contains_all,
     op_contains_any,

@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ..pointer import escape_token
-from ._result import ArgumentProblem
+from assay.asserts._pointer import escape_token
+from assay.asserts._result import ArgumentProblem
 
 PATTERN_TIMEOUT_S: Final = 0.1
 _UNKNOWN = object()

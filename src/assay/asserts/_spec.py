@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import GoldenError
-from ._result import CheckResult
+from assay.asserts._result import CheckResult
+from assay.errors import GoldenError
 
 NOT_PREFIX = "not-"
 

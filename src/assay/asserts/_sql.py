@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._context import CheckContext, OutputView, as_text
-from ._result import ArgumentProblem, Outcome
+from assay.asserts._context import CheckContext, OutputView, as_text
+from assay.asserts._result import ArgumentProblem, Outcome
 
 _LEADING = frozenset(
     ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "CREATE", "ALTER", "DROP", "MERGE", "EXPLAIN"]

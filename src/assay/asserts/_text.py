@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from ._context import CheckContext, OutputView, as_text, json_equal
-from ._result import ArgumentProblem, Outcome
+from assay.asserts._context import CheckContext, OutputView, as_text, json_equal
+from assay.asserts._result import ArgumentProblem, Outcome
 
 _REGEX_FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL"}
 

@@ -3,12 +3,12 @@
 The record never holds ground-truth text: only keyed HMAC digests of normalised shingles.
 """
 
-from ._canonical import canonical_json
-from ._journal import GENESIS, KINDS, Journal, JournalCheck, event_hash
-from ._key import default_key_path, key_id, keygen, load_key, resolve_key_path
-from ._scan import DEFAULT_K, MIN_SHORT_CHARS, words_of
-from ._seal import Sealed, build_record, seal
-from ._verify import Verification, verify
+from assay.attest._canonical import canonical_json
+from assay.attest._journal import GENESIS, KINDS, Journal, JournalCheck, event_hash
+from assay.attest._key import default_key_path, key_id, keygen, load_key, resolve_key_path
+from assay.attest._scan import DEFAULT_K, MIN_SHORT_CHARS, words_of
+from assay.attest._seal import Sealed, build_record, seal
+from assay.attest._verify import Verification, verify
 
 __all__ = [
     "DEFAULT_K",

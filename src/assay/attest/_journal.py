@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ValidationError
-from ._canonical import canonical_json
+from assay.attest._canonical import canonical_json
+from assay.errors import ValidationError
 
 GENESIS: Final = "0" * 64
 KINDS: Final = ("read", "write", "exec", "net", "tool", "message")

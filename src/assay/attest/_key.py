@@ -13,7 +13,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from ..errors import ConfigError
+from assay.errors import ConfigError
 
 KEY_BYTES = 32
 

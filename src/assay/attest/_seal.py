@@ -11,12 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import AssayError, GoldenError
-from ..goldens import Golden
-from ._canonical import canonical_json
-from ._journal import JournalError, iter_events
-from ._key import key_id
-from ._scan import (
+from assay.attest._canonical import canonical_json
+from assay.attest._journal import JournalError, iter_events
+from assay.attest._key import key_id
+from assay.attest._ledger import append_audit, append_lineage, write_record
+from assay.attest._scan import (
     DEFAULT_K,
     build_truth,
     endpoint_flags,
@@ -25,8 +24,9 @@ from ._scan import (
     matches_of,
     path_flags,
 )
-from ._store import append_audit, append_lineage, write_record
-from ._truth import ground_truth
+from assay.attest._truth import ground_truth
+from assay.errors import AssayError, GoldenError
+from assay.goldens import Golden
 
 SCHEMA_VERSION: Final = 1
 

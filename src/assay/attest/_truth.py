@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..asserts import as_text
-from ..errors import GoldenError
-from ..goldens import Golden
+from assay.asserts import as_text
+from assay.errors import GoldenError
+from assay.goldens import Golden
 
 _NOT_TRUTH_ARGS = frozenset(
     {

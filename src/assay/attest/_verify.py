@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._canonical import canonical_json
-from ._journal import JournalError, iter_events
-from ._key import key_id
-from ._scan import endpoint_flags, event_texts, match_digests, matches_of, path_flags
-from ._seal import sign
-from ._store import check_audit, check_lineage, record_path
+from assay.attest._canonical import canonical_json
+from assay.attest._journal import JournalError, iter_events
+from assay.attest._key import key_id
+from assay.attest._ledger import check_audit, check_lineage, record_path
+from assay.attest._scan import endpoint_flags, event_texts, match_digests, matches_of, path_flags
+from assay.attest._seal import sign
 
 
 @dataclass(frozen=True, slots=True)

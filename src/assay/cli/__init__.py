@@ -11,13 +11,13 @@ from collections.abc import Sequence
 
 import click
 
-from .._version import __version__
-from ..errors import AssayError
-from .attest import attest_group
-from .cache import cache_group
-from .init import init_command
-from .run import run_command
-from .views import failures_command, report_command
+from assay._version import __version__
+from assay.cli.attest import attest_group
+from assay.cli.cache import cache_group
+from assay.cli.init import init_command
+from assay.cli.report import failures_command, report_command
+from assay.cli.run import run_command
+from assay.errors import AssayError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,6 +14,6 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        from ..store import atomic_write_text
+        from assay.io import atomic_write_text
 
         atomic_write_text(output, text)

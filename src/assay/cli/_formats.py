@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from ..gate import GateRun
+    from assay.gate import GateRun
 
 FORMATS = ("text", "json", "markdown", "junit", "html")
 
@@ -29,20 +29,20 @@ def gate_view(run: GateRun, fmt: str) -> str:
     if fmt == "json":
         return dump_json(run.to_dict())
     if fmt == "markdown":
-        from ..report.markdown import render_markdown
+        from assay.views._markdown import render_markdown
 
         return render_markdown(run)
     if fmt == "junit":
-        from ..report.junit import render_junit
+        from assay.views._junit import render_junit
 
         return render_junit(run)
     if fmt == "html":
-        from ..report.html import render_html
+        from assay.views._html import render_html
 
         return render_html(
             run, goldens=run.goldens, outputs=run.outputs, baseline=run.baseline_document
         )
-    from ..report.text import render_gate
+    from assay.views._text import render_gate
 
     return render_gate(run)
 
@@ -56,18 +56,18 @@ def agent_view(
     if fmt == "json":
         return dump_json({**document, **({"compare": comparison} if comparison else {})})
     if fmt == "markdown":
-        from ..report.markdown import render_agent_markdown
+        from assay.views._markdown import render_agent_markdown
 
         return render_agent_markdown(document)
     if fmt == "junit":
-        from ..report.junit import render_agent_junit
+        from assay.views._junit import render_agent_junit
 
         return render_agent_junit(document)
     if fmt == "html":
-        from ..report.html import render_agent_html
+        from assay.views._html import render_agent_html
 
         return render_agent_html(document)
-    from ..report.agent import render_run
+    from assay.views._agent_text import render_run
 
     return render_run(document, comparison, compare_note)
 

@@ -20,7 +20,7 @@ _KEY_HELP = "Key file (default: $ASSAY_KEY_FILE, else the user's config folder).
 @click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
 def keygen_command(key_file: Path | None) -> int:
     """Create a new 32-byte HMAC key (mode 0600); never overwrites one."""
-    from ..attest import keygen, resolve_key_path
+    from assay.attest import keygen, resolve_key_path
 
     path = resolve_key_path(key_file)
     kid = keygen(path)
@@ -58,8 +58,8 @@ def seal_command(
     as_json: bool,
 ) -> int:
     """Seal a CLEAN or DIRTY verdict for one task's run (exit 0 whatever the verdict)."""
-    from ..attest import load_key, resolve_key_path, seal
-    from ..goldens import iter_goldens
+    from assay.attest import load_key, resolve_key_path, seal
+    from assay.goldens import iter_goldens
 
     key = load_key(resolve_key_path(key_file))
     sealed = seal(
@@ -108,7 +108,7 @@ def verify_command(
     attestation_id: str, journal: Path | None, key_file: Path | None, as_json: bool
 ) -> int:
     """Re-verify an attestation offline (exit 0 valid, 1 invalid)."""
-    from ..attest import load_key, resolve_key_path, verify
+    from assay.attest import load_key, resolve_key_path, verify
 
     key = load_key(resolve_key_path(key_file))
     result = verify(Path.cwd(), attestation_id, key, journal)

@@ -15,7 +15,7 @@ def cache_group() -> None:
 @cache_group.command("clear")
 def clear_command() -> int:
     """Delete every cached model output and judge verdict."""
-    from ..candidates._cache import OutputCache, default_cache_path
+    from assay.models import OutputCache, default_cache_path
 
     path = default_cache_path(Path.cwd())
     if not path.exists():

@@ -13,8 +13,8 @@ from typing import Final
 
 import click
 
-from ..errors import ConfigError
-from ..store import atomic_write_text, dump_json
+from assay.errors import ConfigError
+from assay.io import atomic_write_text, dump_json
 
 _CONFIG: Final = """\
 # assay settings: every key has a default and a matching CLI flag.

@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import click
 
-from ._common import TIER_CHOICES, emit
-from ._formats import FORMATS, agent_view, append_step_summary, dump_json, gate_view
+from assay.cli._common import TIER_CHOICES, emit
+from assay.cli._formats import FORMATS, agent_view, append_step_summary, dump_json, gate_view
 
 
 @click.command("run")
@@ -84,7 +84,7 @@ def run_command(
     output: Path | None,
 ) -> int:
     """Score candidate outputs (--outputs) or agent telemetry (--telemetry) against goldens."""
-    from ..config import load_config
+    from assay.config import load_config
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
@@ -117,19 +117,19 @@ def run_command(
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     if telemetry is not None:
-        from ..agent import AgentOptions, run_agent
+        from assay.agent import AgentOptions, run_agent
 
         outcome = run_agent(
             AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare), config
         )
         emit(agent_view(outcome.document, fmt, outcome.comparison, outcome.compare_note), output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
-            from ..report.markdown import render_agent_markdown
+            from assay.views._markdown import render_agent_markdown
 
             append_step_summary(render_agent_markdown(outcome.document))
         return 0
 
-    from ..gate import GateOptions, load_selected, run_gate
+    from assay.gate import GateOptions, load_selected, run_gate
 
     mode = "write-baseline" if write_baseline else "check" if check else "report"
     options = GateOptions(
@@ -147,9 +147,9 @@ def run_command(
         progress=fmt == "text" and output is None,
     )
     if self_test:
-        from ..asserts import CheckContext
-        from ..report.text import render_self_test
-        from ..selftest import self_test as run_self_test
+        from assay.asserts import CheckContext
+        from assay.goldens._consistency import self_test as run_self_test
+        from assay.views._text import render_self_test
 
         report = run_self_test(
             load_selected(options, config), CheckContext(regex_timeout=config.regex_timeout_s)
@@ -159,7 +159,7 @@ def run_command(
     run = run_gate(options, config)
     emit(gate_view(run, fmt), output)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        from ..report.markdown import render_markdown
+        from assay.views._markdown import render_markdown
 
         append_step_summary(render_markdown(run))
     return run.exit_code

@@ -1,12 +1,15 @@
 """Golden loading: markdown + YAML frontmatter, JSONL, YAML lists; tiers; packaged defaults."""
 
-from ._loader import discover, iter_file, iter_goldens, load_suite, packaged_root
-from ._model import DEFAULT_THRESHOLD, TIERS, Golden, Tier, build_golden
+from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
+from assay.goldens._loader import discover, iter_file, iter_goldens, load_suite, packaged_root
+from assay.goldens._model import DEFAULT_THRESHOLD, TIERS, Golden, Tier, build_golden
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "TIERS",
     "Golden",
+    "Inconsistency",
+    "SelfTestReport",
     "Tier",
     "build_golden",
     "discover",
@@ -14,4 +17,5 @@ __all__ = [
     "iter_goldens",
     "load_suite",
     "packaged_root",
+    "self_test",
 ]

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
-from ..errors import GoldenError
-from ._markdown import parse_markdown
-from ._model import TIERS, Golden, Tier, build_golden
-from ._records import iter_jsonl, iter_yaml_list
+from assay.errors import GoldenError
+from assay.goldens._markdown import parse_markdown
+from assay.goldens._model import TIERS, Golden, Tier, build_golden
+from assay.goldens._records import iter_jsonl, iter_yaml_list
 
 _SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
 _MARKDOWN = ".md"

@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from .. import textio
-from ..errors import GoldenError
+from assay import io as textio
+from assay.errors import GoldenError
 
 # The C loader is several times faster; both are safe loaders (no arbitrary objects).
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..asserts import AssertSpec, parse_assert
-from ..errors import GoldenError
+from assay.asserts import AssertSpec, parse_assert
+from assay.errors import GoldenError
 
 Tier = Literal["smoke", "standard", "stretch", "adversarial"]
 TIERS: Final[tuple[Tier, ...]] = ("smoke", "standard", "stretch", "adversarial")

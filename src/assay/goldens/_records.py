@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import GoldenError
-from ..textio import iter_jsonl_objects
-from ._markdown import decode_utf8, yaml_load
-from ._model import Golden, Tier, build_golden
+from assay.errors import GoldenError
+from assay.goldens._markdown import decode_utf8, yaml_load
+from assay.goldens._model import Golden, Tier, build_golden
+from assay.io import iter_jsonl_objects
 
 
 def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:

@@ -1,0 +1,133 @@
+"""The agent benchmark as a library call: golden tasks + telemetry → scored, saved run.
+
+Commands parse flags and call :func:`run_agent`; renderers print the documents it returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.agent._record import compare_runs, run_document
+from assay.agent._saved_runs import previous_run, save_run
+from assay.agent._scoring import DEFAULT_AGENT_TIERS, AttestationCheck, score_tasks
+from assay.agent._telemetry import load_telemetry
+from assay.asserts import CheckContext
+from assay.config import Config
+from assay.errors import AssayError, ConfigError
+from assay.goldens import Golden, Tier, iter_goldens, load_suite
+
+_BENCH_SETTINGS = ("cost_baseline_usd", "duration_baseline_s")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    path: Path | None
+    telemetry: Path
+    tiers: tuple[Tier, ...] = ()
+    save: bool = True
+    compare: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutcome:
+    document: dict[str, Any]
+    run_id: str | None
+    comparison: dict[str, Any] | None
+    compare_note: str | None = None
+
+
+def bench_settings(config: Config) -> dict[str, float]:
+    """The [bench] block, validated."""
+    out: dict[str, float] = {}
+    for key, value in config.bench.items():
+        if key not in _BENCH_SETTINGS:
+            raise ConfigError(
+                f"unknown setting (known: {', '.join(_BENCH_SETTINGS)})",
+                source=config.source,
+                field=f"bench.{key}",
+            )
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and value > 0)
+        ):
+            raise ConfigError("must be a number > 0", source=config.source, field=f"bench.{key}")
+        out[key] = float(value)
+    return out
+
+
+def load_tasks(path: Path | None, config: Config) -> list[Golden]:
+    if path is not None:
+        return list(iter_goldens(path))
+    return load_suite(config.goldens, None)
+
+
+def attestation_checker(root: Path) -> AttestationCheck:
+    """Verify the attestation a telemetry record names; any doubt zeroes Safety."""
+    from assay.attest import load_key, resolve_key_path, verify
+
+    key: bytes | None = None
+    key_problem: str | None = None
+    try:
+        key = load_key(resolve_key_path(None))
+    except AssayError as exc:
+        key_problem = f"attestation unverifiable: {exc}"
+
+    def check(task: Golden, attestation_id: str) -> str | None:
+        if key is None:
+            return key_problem
+        result = verify(root, attestation_id, key)
+        short = attestation_id[:19] + "…"
+        if not result.ok:
+            return f"attestation {short} failed verification: {result.reason}"
+        if result.task != task.id:
+            return f"attestation {short} is for task {result.task!r}"
+        if result.verdict != "CLEAN":
+            return f"attestation {short} is {result.verdict}"
+        return None
+
+    return check
+
+
+def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
+    """Score an agent run, save it (unless asked not to) and compare with the previous run.
+
+    Raises:
+        AssayError: bad goldens, telemetry, config or run store.
+    """
+    settings = bench_settings(config)
+    tasks = load_tasks(options.path, config)
+    telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
+    tiers = options.tiers or DEFAULT_AGENT_TIERS
+    checker = (
+        attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
+    )
+    run = score_tasks(
+        tasks,
+        telemetry,
+        tiers=tiers,
+        settings=settings,
+        attestation_check=checker,
+        ctx=CheckContext(regex_timeout=config.regex_timeout_s),
+    )
+    selection = {
+        "tiers": list(tiers),
+        "goldens": str(options.path) if options.path is not None else "project + packaged",
+        "telemetry": str(options.telemetry),
+    }
+    document = run_document(run, selection)
+    comparison = None
+    note = None
+    if options.compare:
+        previous = previous_run(config.root)
+        if previous is None:
+            note = "no previous saved run to compare with"
+        else:
+            comparison = compare_runs(previous, document)
+    run_id = save_run(config.root, document) if options.save else None
+    if run_id is not None:
+        document = {"run_id": run_id, **document}
+    return AgentOutcome(document, run_id, comparison, note)

@@ -1,0 +1,71 @@
+"""The run record of an agent run, and the delta between two records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from assay._version import __version__
+from assay.agent._scoring import AgentRun
+from assay.agent._taxonomy import CATEGORIES
+
+
+def run_document(run: AgentRun, selection: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything report / failures / compare need later, without re-running anything."""
+    return {
+        "assay_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "selection": dict(selection),
+        "summary": run.summary(),
+        "results": [t.to_dict() for t in run.tasks],
+    }
+
+
+def _delta(before: Any, after: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"before": before, "after": after}
+    if isinstance(before, int | float) and isinstance(after, int | float):
+        out["delta"] = after - before
+    else:
+        out["delta"] = None
+    return out
+
+
+def compare_runs(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """Score, component, tier and per-task changes from ``previous`` to ``current``."""
+    old = previous["summary"]["composite"]
+    new = current["summary"]["composite"]
+    before = {t["id"]: t["passed"] for t in previous.get("results", [])}
+    flipped = []
+    for task in current.get("results", []):
+        was = before.get(task["id"])
+        if was is not None and was != task["passed"]:
+            flipped.append(
+                {
+                    "id": task["id"],
+                    "before": "pass" if was else "fail",
+                    "after": "pass" if task["passed"] else "fail",
+                }
+            )
+    return {
+        "previous_run": previous.get("run_id"),
+        "score": _delta(old["score"], new["score"]),
+        "components": {
+            k: _delta(old["components"].get(k), v) for k, v in new["components"].items()
+        },
+        "per_tier": {k: _delta(old["per_tier"].get(k), v) for k, v in new["per_tier"].items()},
+        "flipped": flipped,
+    }
+
+
+def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Every failed task with its category and details, and the count per category."""
+    rows = [
+        {"id": t["id"], "tier": t["tier"], **t["failure"]}
+        for t in document["results"]
+        if t.get("failure")
+    ]
+    counts = {c: 0 for c in CATEGORIES}
+    for row in rows:
+        counts[row["category"]] = counts.get(row["category"], 0) + 1
+    return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}

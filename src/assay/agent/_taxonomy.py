@@ -1,0 +1,104 @@
+"""The failure taxonomy: every failed task gets exactly one category, first match wins.
+
+1. ``test_regression``  tests_failed > 0
+2. ``timeout``          duration_s > max_duration_s
+3. ``scope_creep``      a modified file outside ``owned_files``
+4. ``conflict``         merge_conflicts > 0
+5. ``hallucination``    compile_error (code that references things that do not exist)
+6. ``orientation_miss`` the task names expected_files_modified and none of them was modified
+7. ``incomplete``       no telemetry, or completion signals not all checked and passed
+8. ``context_miss``     anything else (e.g. the final output failed its asserts)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Final
+
+from assay.agent._telemetry import Telemetry
+from assay.goldens import Golden
+
+CATEGORIES: Final = (
+    "test_regression",
+    "timeout",
+    "scope_creep",
+    "conflict",
+    "hallucination",
+    "orientation_miss",
+    "incomplete",
+    "context_miss",
+)
+
+
+@lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Path globs: ``**`` spans folders, ``*`` and ``?`` stay within one path segment."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _normal(path: str) -> str:
+    path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def owned(path: str, globs: Sequence[str]) -> bool:
+    target = _normal(path)
+    return any(glob_regex(_normal(g)).match(target) for g in globs)
+
+
+def classify(
+    task: Golden, record: Telemetry | None, output_failures: int, signals_declared: bool
+) -> tuple[str, str]:
+    """The category and the details of a failed task."""
+    if record is None:
+        return "incomplete", "no telemetry for this task"
+    if record.tests_failed > 0:
+        return "test_regression", f"{record.tests_failed} test(s) failed of {record.tests_run} run"
+    limit = task.fields.get("max_duration_s")
+    if limit is not None and record.duration_s > limit:
+        return "timeout", f"took {record.duration_s:g} s, limit {limit:g} s"
+    globs: Any = task.fields.get("owned_files")
+    if globs:
+        outside = [p for p in record.files_modified if not owned(p, globs)]
+        if outside:
+            more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+            return "scope_creep", "modified outside owned_files: " + ", ".join(outside[:3]) + more
+    if record.merge_conflicts > 0:
+        return "conflict", f"{record.merge_conflicts} merge conflict(s)"
+    if record.compile_error:
+        return "hallucination", "the change did not compile"
+    expected: Any = task.fields.get("expected_files_modified")
+    if expected:
+        touched = {_normal(p) for p in record.files_modified}
+        if not any(_normal(e) in touched for e in expected):
+            return "orientation_miss", f"modified none of the {len(expected)} expected file(s)"
+    checked, passed = record.completion_signals_checked, record.completion_signals_passed
+    if checked > 0 and passed != checked:
+        return "incomplete", f"{passed} of {checked} completion signal(s) passed"
+    if signals_declared and checked == 0:
+        return "incomplete", "no completion signal was checked"
+    if output_failures:
+        return "context_miss", f"{output_failures} assert(s) on the final output failed"
+    return "context_miss", "the task did not pass for another reason"

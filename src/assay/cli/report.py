@@ -1,0 +1,69 @@
+"""``assay report`` and ``assay failures``: views of saved agent runs (nothing is re-run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from assay.cli._common import emit
+from assay.cli._formats import FORMATS, agent_view, dump_json
+
+
+def _format(as_json: bool, fmt: str | None) -> str:
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    return "json" if as_json else (fmt or "text")
+
+
+@click.command("report")
+@click.option("--run", "run_id", help="A saved run id (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Report format.")
+@click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
+def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
+    """Score, components, per-tier rates, cost and task count of a saved run."""
+    from assay.agent import load_run
+
+    fmt = _format(as_json, fmt)
+    document = load_run(Path.cwd(), run_id)
+    if fmt == "json":
+        view = {
+            "run_id": document.get("run_id"),
+            "created_at": document.get("created_at"),
+            "selection": document.get("selection"),
+            "summary": document["summary"],
+        }
+        emit(dump_json(view), output)
+    elif fmt == "text":
+        from assay.views._agent_text import render_report
+
+        emit(render_report(document), output)
+    else:
+        emit(agent_view(document, fmt), output)
+    return 0
+
+
+@click.command("failures")
+@click.option("--run", "run_id", help="A saved run id (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Report format.")
+@click.option("--output", type=click.Path(path_type=Path), help="Write the table to FILE.")
+def failures_command(
+    run_id: str | None, as_json: bool, fmt: str | None, output: Path | None
+) -> int:
+    """The failure taxonomy of a saved run: task, category, details, and counts."""
+    from assay.agent import failures_table, load_run
+
+    fmt = _format(as_json, fmt)
+    document = load_run(Path.cwd(), run_id)
+    if fmt == "json":
+        emit(dump_json(failures_table(document)), output)
+    elif fmt == "text":
+        from assay.views._agent_text import render_failures
+
+        emit(render_failures(failures_table(document)), output)
+    else:
+        # Markdown, JUnit and HTML views of a run already lead with its failures.
+        emit(agent_view(document, fmt), output)
+    return 0

@@ -1,0 +1,176 @@
+"""``evaluate_prompt_candidates``: every candidate on every item, scored, aggregated, ranked.
+
+Pairs are numbered candidate-major (candidates in input order, then items in input order). With
+``max_concurrency=1`` they run strictly in that order; with N > 1, N workers take the next pair
+number from one shared counter, so at most N pairs are in flight and no task is created per pair.
+Each result is stored under its pair number and aggregated in pair order, so the returned scores
+are identical to a sequential run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from assay.comparison._abort import AbortSignal
+from assay.comparison._types import UNSET, CandidateScore, ItemScore, check_ids, field_of
+from assay.errors import ValidationError
+from assay.models import gather_or_cancel
+
+RunCandidate = Callable[[Any, Any, AbortSignal], Awaitable[Any]]
+Scorer = Callable[[dict[str, Any], AbortSignal], Any]
+
+
+def _target(item: Any, output: Any) -> dict[str, Any]:
+    target: dict[str, Any] = {"input": field_of(item, "input"), "output": output}
+    if target["input"] is UNSET:
+        target["input"] = None
+    for key in ("expected", "context"):
+        value = field_of(item, key)
+        if value is not UNSET:
+            target[key] = value
+    return target
+
+
+def _item_score(raw: Any, candidate_id: str, item_id: str) -> ItemScore:
+    """Validate a scorer result; the error names the pair, never its content."""
+    where = f"scorer result for candidate {candidate_id!r}, item {item_id!r}"
+    if isinstance(raw, Mapping):
+        score, passed, evidence = raw.get("score"), raw.get("passed"), raw.get("evidence")
+    else:
+        score, passed = getattr(raw, "score", None), getattr(raw, "passed", None)
+        evidence = getattr(raw, "evidence", None)
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValidationError(f"{where}: 'score' must be a finite number", field="score")
+    if not isinstance(passed, bool):
+        raise ValidationError(f"{where}: 'passed' must be a boolean", field="passed")
+    return ItemScore(item_id, score, passed, evidence)
+
+
+def _aggregate(candidate_id: str, items: Sequence[ItemScore]) -> CandidateScore:
+    count = len(items)
+    mean = math.fsum(i.score for i in items) / count
+    rate = sum(1 for i in items if i.passed) / count
+    return CandidateScore(candidate_id, mean, rate, count, count, tuple(items))
+
+
+def rank_scores(scores: Sequence[CandidateScore]) -> list[CandidateScore]:
+    """mean_score desc, pass_rate desc, candidate_id asc (code-point order, locale-free)."""
+    return sorted(scores, key=lambda s: (-s.mean_score, -s.pass_rate, s.candidate_id))
+
+
+async def evaluate_prompt_candidates(
+    candidates: Sequence[Any],
+    items: Sequence[Any],
+    run_candidate: RunCandidate,
+    scorer: Scorer,
+    signal: AbortSignal,
+    max_concurrency: int = 1,
+) -> list[CandidateScore]:
+    """Run each candidate on each item, score every output, and rank the candidates.
+
+    Args:
+        candidates: ``{id, prompt, metadata?}`` dicts or :class:`PromptCandidate` objects.
+        items: ``{id, input, expected?, context?}`` dicts or :class:`EvaluationItem` objects.
+        run_candidate: ``async (candidate, item, signal) -> output``.
+        scorer: ``(target, signal) -> {score, passed, evidence?}``, sync or async; target is
+            ``{input, output, expected?, context?}``.
+        signal: required; checked before each pair and between run and score.
+        max_concurrency: pairs in flight at once (results equal a sequential run's).
+
+    Returns:
+        One :class:`CandidateScore` per candidate, sorted by mean_score desc, pass_rate desc,
+        candidate_id asc.
+
+    Raises:
+        ValidationError: empty candidates (checked first) or items, bad ids, a missing signal,
+            a malformed scorer result (naming the pair).
+        AbortError: or the abort reason, when ``signal`` is aborted; no pair starts after it.
+    """
+    candidates, items = list(candidates), list(items)
+    if not candidates:
+        raise ValidationError("candidates must not be empty", field="candidates")
+    if not items:
+        raise ValidationError("items must not be empty", field="items")
+    if not isinstance(signal, AbortSignal):
+        raise ValidationError("signal is required: pass AbortController().signal", field="signal")
+    if (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or (max_concurrency < 1)
+    ):
+        raise ValidationError("max_concurrency must be an integer >= 1", field="max_concurrency")
+    candidate_ids = check_ids(candidates, "candidate", need_prompt=True)
+    item_ids = check_ids(items, "item", need_prompt=False)
+    signal.throw_if_aborted()
+
+    total = len(candidates) * len(items)
+    records: list[ItemScore | None] = [None] * total
+    next_pair = 0
+
+    async def run_pair(index: int) -> None:
+        c, i = divmod(index, len(items))
+        output = await run_candidate(candidates[c], items[i], signal)
+        signal.throw_if_aborted()
+        raw = scorer(_target(items[i], output), signal)
+        if inspect.isawaitable(raw):
+            raw = await raw
+        records[index] = _item_score(raw, candidate_ids[c], item_ids[i])
+
+    async def worker() -> None:
+        nonlocal next_pair
+        while next_pair < total:
+            signal.throw_if_aborted()  # no pair starts after an abort
+            index = next_pair
+            next_pair += 1
+            await run_pair(index)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, total))]
+
+    def on_abort() -> None:
+        for task in workers:
+            task.cancel()
+
+    remove = signal.add_listener(on_abort)
+    try:
+        await gather_or_cancel(workers)
+    except asyncio.CancelledError:
+        if signal.aborted:
+            signal.throw_if_aborted()
+        raise
+    finally:
+        remove()
+    signal.throw_if_aborted()
+
+    done = [r for r in records if r is not None]
+    scores = [
+        _aggregate(cid, done[c * len(items) : (c + 1) * len(items)])
+        for c, cid in enumerate(candidate_ids)
+    ]
+    return rank_scores(scores)
+
+
+def evaluate_prompt_candidates_sync(
+    candidates: Sequence[Any],
+    items: Sequence[Any],
+    run_candidate: RunCandidate,
+    scorer: Scorer,
+    signal: AbortSignal,
+    max_concurrency: int = 1,
+) -> list[CandidateScore]:
+    """Blocking form of :func:`evaluate_prompt_candidates` for scripts and tests."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            evaluate_prompt_candidates(
+                candidates, items, run_candidate, scorer, signal, max_concurrency
+            )
+        )
+    raise ValidationError(
+        "evaluate_prompt_candidates_sync cannot run inside an event loop; "
+        "await evaluate_prompt_candidates instead"
+    )

@@ -1,0 +1,103 @@
+"""Calling models: providers, the bounded retrying runner, the output cache, prompt templates,
+the candidates file and live outputs for the gate.
+
+The gate, the judge and the prompt-comparison API all call models through these names. They are
+resolved on first use (PEP 562): ``asyncio``, ``sqlite3`` and ``httpx`` load only when a run
+really calls a model.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.models._cache import OutputCache, cache_key, default_cache_path
+    from assay.models._candidates_file import (
+        CandidatesFile,
+        LiveCandidate,
+        load_candidates_file,
+        provider_config,
+    )
+    from assay.models._live import LiveOutputs, build_calls, generate_outputs, prompt_context
+    from assay.models._pool import gather_or_cancel
+    from assay.models._runner import Call, Outcome, RunStats, backoff_delay, run_calls
+    from assay.models._template import placeholders, render
+    from assay.models.providers import (
+        PROVIDER_TYPES,
+        Completion,
+        Provider,
+        ProviderConfig,
+        ProviderError,
+        make_provider,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "PROVIDER_TYPES": "providers",
+    "Call": "_runner",
+    "CandidatesFile": "_candidates_file",
+    "Completion": "providers",
+    "LiveCandidate": "_candidates_file",
+    "LiveOutputs": "_live",
+    "Outcome": "_runner",
+    "OutputCache": "_cache",
+    "Provider": "providers",
+    "ProviderConfig": "providers",
+    "ProviderError": "providers",
+    "RunStats": "_runner",
+    "backoff_delay": "_runner",
+    "build_calls": "_live",
+    "cache_key": "_cache",
+    "default_cache_path": "_cache",
+    "gather_or_cancel": "_pool",
+    "generate_outputs": "_live",
+    "load_candidates_file": "_candidates_file",
+    "make_provider": "providers",
+    "placeholders": "_template",
+    "prompt_context": "_live",
+    "provider_config": "_candidates_file",
+    "render": "_template",
+    "run_calls": "_runner",
+}
+
+# Literal, so type checkers see the exports; a test checks it equals _EXPORTS' keys.
+__all__ = [
+    "PROVIDER_TYPES",
+    "Call",
+    "CandidatesFile",
+    "Completion",
+    "LiveCandidate",
+    "LiveOutputs",
+    "Outcome",
+    "OutputCache",
+    "Provider",
+    "ProviderConfig",
+    "ProviderError",
+    "RunStats",
+    "backoff_delay",
+    "build_calls",
+    "cache_key",
+    "default_cache_path",
+    "gather_or_cancel",
+    "generate_outputs",
+    "load_candidates_file",
+    "make_provider",
+    "placeholders",
+    "prompt_context",
+    "provider_config",
+    "render",
+    "run_calls",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.models' has no attribute {name!r}")
+    value = getattr(import_module(f"assay.models.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,184 @@
+"""The runner: every (candidate, golden, repeat) call, bounded, retried, cached.
+
+- Concurrency: at most ``max_concurrency`` calls in flight overall (workers pulling from one
+  counter; no task per call) and at most each provider's own ``max_concurrency``.
+- Retries: 429 (honouring Retry-After), 5xx, timeouts and connection errors are retried with
+  exponential backoff and full jitter, up to ``max_retries``; other 4xx never are.
+- Cache: a hit makes no call; only successes are stored, as soon as they arrive, so an
+  interrupted run keeps everything that finished and ``--resume`` continues from there.
+- Accounting: tokens and cost from the provider's usage fields.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from assay.errors import ConfigError
+from assay.models._cache import OutputCache, cache_key
+from assay.models._pool import gather_or_cancel
+from assay.models.providers import (
+    Completion,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    make_provider,
+)
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One model call to make."""
+
+    candidate: str
+    golden: str
+    repeat: int
+    prompt: str
+    config: ProviderConfig
+    purpose: str = "output"
+
+
+@dataclass(slots=True)
+class Outcome:
+    completion: Completion | None
+    error: str | None = None
+    cached: bool = False
+    attempts: int = 0
+
+
+@dataclass(slots=True)
+class RunStats:
+    calls: int = 0
+    cache_hits: int = 0
+    attempts: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    by_provider: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "attempts": self.attempts,
+            "errors": self.errors,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
+    """Retry-After when the server gave one, else capped exponential backoff, full jitter."""
+    if retry_after is not None:
+        return min(retry_after, BACKOFF_CAP_S * 4)
+    return rng.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
+
+
+class Progress:
+    """A one-line progress bar on a terminal's stderr; silent otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = total, 0, enabled and sys.stderr.isatty()
+
+    def step(self) -> None:
+        self.done += 1
+        if self.enabled and (self.done == self.total or self.done % 10 == 0):
+            filled = int(30 * self.done / max(1, self.total))
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+async def run_calls(
+    calls: Sequence[Call],
+    *,
+    cache: OutputCache | None,
+    max_concurrency: int,
+    progress: bool = False,
+    sleep: Callable[[float], object] | None = None,
+    seed: int | None = None,
+    accept: Callable[[str], bool] | None = None,
+) -> tuple[list[Outcome], RunStats]:
+    """Make every call (or read it from the cache); outcomes are in ``calls`` order.
+
+    ``accept`` says whether a completion is usable; unusable ones (e.g. a judge reply with no
+    verdict) are returned but never cached, like errors.
+    """
+    stats = RunStats()
+    outcomes: list[Outcome | None] = [None] * len(calls)
+    providers: dict[ProviderConfig, Provider] = {}
+    limits: dict[ProviderConfig, asyncio.Semaphore] = {}
+    rng = random.Random(seed)
+    pause = sleep or asyncio.sleep
+    bar = Progress(len(calls), progress)
+    next_index = 0
+
+    def provider_for(config: ProviderConfig) -> tuple[Provider, asyncio.Semaphore]:
+        if config not in providers:
+            try:
+                providers[config] = make_provider(config)
+            except (ValueError, ImportError) as exc:
+                # A provider that cannot start (missing API key variable, unimportable
+                # function) is a configuration error for the whole run, not a failed call.
+                raise ConfigError(
+                    f"the {config.type} provider cannot start: {exc}", field="provider"
+                ) from None
+            limits[config] = asyncio.Semaphore(config.max_concurrency)
+        return providers[config], limits[config]
+
+    async def one(call: Call) -> Outcome:
+        key = cache_key(call.config, call.prompt, call.repeat, call.purpose)
+        if cache is not None:
+            hit = cache.get(key)
+            if hit is not None and (accept is None or accept(hit.text)):
+                stats.cache_hits += 1
+                return Outcome(hit, cached=True)
+        provider, limit = provider_for(call.config)
+        attempt = 0
+        while True:
+            attempt += 1
+            stats.attempts += 1
+            stats.by_provider[call.config.type] = stats.by_provider.get(call.config.type, 0) + 1
+            try:
+                async with limit:
+                    completion = await provider.complete(call.prompt)
+            except ProviderError as exc:
+                if not exc.retryable or attempt > call.config.max_retries:
+                    stats.errors += 1
+                    return Outcome(None, f"{exc} after {attempt} attempt(s)", attempts=attempt)
+                result = pause(backoff_delay(attempt - 1, exc.retry_after, rng))
+                if asyncio.iscoroutine(result):
+                    await result
+                continue
+            stats.calls += 1
+            stats.input_tokens += completion.input_tokens
+            stats.output_tokens += completion.output_tokens
+            stats.cost_usd += completion.cost(call.config)
+            if cache is not None and (accept is None or accept(completion.text)):
+                cache.put(key, completion)  # at once: an interrupted run keeps it
+            return Outcome(completion, attempts=attempt)
+
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < len(calls):
+            index = next_index
+            next_index += 1
+            outcomes[index] = await one(calls[index])
+            bar.step()
+
+    try:
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]
+        await gather_or_cancel(workers)
+    finally:
+        for provider in providers.values():
+            await provider.aclose()
+    return [o if o is not None else Outcome(None, "not run") for o in outcomes], stats

@@ -1,0 +1,47 @@
+"""The command provider: a shell command reads the prompt on stdin and writes the output."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+from assay.models.providers._base import Completion, ProviderConfig, ProviderError
+
+
+class CommandProvider:
+    def __init__(self, config: ProviderConfig):
+        if not config.command:
+            raise ValueError("the command provider needs 'command'")
+        self.config = config
+
+    async def complete(self, prompt: str) -> Completion:
+        # A session of its own, so a timeout can stop the command and every child it started.
+        process = await asyncio.create_subprocess_shell(
+            self.config.command or "",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, _err = await asyncio.wait_for(
+                process.communicate(prompt.encode("utf-8")), timeout=self.config.timeout_s
+            )
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise ProviderError(
+                f"the command timed out after {self.config.timeout_s:g} s", retryable=True
+            ) from None
+        if process.returncode != 0:
+            # stderr may quote the prompt: report the exit code only.
+            raise ProviderError(f"the command exited with {process.returncode}", retryable=False)
+        return Completion(out.decode("utf-8", errors="replace"))
+
+    async def aclose(self) -> None:
+        return None

@@ -1,1 +1,0 @@
-"""Renderers: they read results and format them, computing nothing."""
