@@ -16,6 +16,7 @@ from assay.asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, ru
 from assay.goldens import Golden
 from assay.results import Result
 from assay.similarity import SimilarityFn
+from assay.vocabulary import TIER1, TIER3, tier2
 
 NO_OUTPUT: Final[Any] = object()
 
@@ -61,7 +62,7 @@ def evaluate(
             "pass" if passed else "fail",
             passed,
             passed_count / len(checks),
-            "tier1-asserts",
+            TIER1,
             checks,
         )
     notes: list[str] = []
@@ -81,7 +82,7 @@ def evaluate(
             "pass" if passed else "fail",
             passed,
             score,
-            f"tier2-{similarity_name}",
+            tier2(similarity_name),
             (),
             tuple(notes),
         )
@@ -93,7 +94,7 @@ def evaluate(
         "needs-judge",
         None,
         None,
-        "tier3-judge",
+        TIER3,
         (),
         tuple(notes),
     )

@@ -1,36 +1,61 @@
 """Project configuration: ``assay.toml`` or ``[tool.assay]`` in ``pyproject.toml``.
 
-Every setting has a default; unknown keys are errors (a typo must not silently change a gate).
+Every setting has a default, and every setting is validated here, once, when the file is loaded
+(the ``[judge]`` and ``[bench]`` blocks and the judge's provider included): a typo or a bad value
+is an error naming the file and the field before anything runs, and a key nobody knows is an
+error too (a typo must not silently change a gate).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from assay import validate
 from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.models import ProviderConfig
 
 DEFAULT_GOLDENS: Final = "goldens"
 DEFAULT_BASELINE: Final = "assay-baseline.json"
+DEFAULT_REGEX_TIMEOUT_S: Final = 0.1
 
-_SIMILARITY: Final = ("none", "difflib", "rapidfuzz", "embedding")
-_KEYS: Final = {
-    "goldens": str,
-    "baseline": str,
-    "similarity": str,
-    "regex_timeout_s": float,
-    "min_pass_rate": float,
-    "judge": dict,
-    "bench": dict,
-}
+_TOP_KEYS: Final = (
+    "goldens",
+    "baseline",
+    "similarity",
+    "regex_timeout_s",
+    "min_pass_rate",
+    "judge",
+    "bench",
+)
+_JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt")
+BENCH_KEYS: Final = ("cost_baseline_usd", "duration_baseline_s")
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSettings:
+    """The ``[judge]`` block: the tier 3 adapter's settings.
+
+    Attributes:
+        verified: the judge runs without ``--judge`` only once this is true.
+        provider: the model that grades (``[judge.provider]``), None when not configured.
+        rubric_prompt: the grading prompt template, None for the built-in one.
+        source: the config file the block came from (named in the judge's errors).
+    """
+
+    verified: bool = False
+    provider: ProviderConfig | None = None
+    rubric_prompt: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Resolved settings.
+    """Resolved, validated settings.
 
     Attributes:
         root: the project root (where the config file is, else the working directory).
@@ -39,8 +64,8 @@ class Config:
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2).
-        judge: the [judge] block (the adapter's settings; ``verified`` among them).
-        bench: the [bench] block (agent benchmark settings).
+        judge: the validated [judge] block.
+        bench: the validated [bench] block (agent benchmark baselines; only the keys given).
         source: the file the settings came from, if any.
     """
 
@@ -48,91 +73,129 @@ class Config:
     goldens: Path
     baseline: Path
     similarity: str = "none"
-    regex_timeout_s: float = 0.1
+    regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
-    judge: Mapping[str, Any] = field(default_factory=dict)
-    bench: Mapping[str, Any] = field(default_factory=dict)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    bench: Mapping[str, float] = field(default_factory=dict)
     source: str | None = None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib
 
+    from assay.io import read_bytes
+
+    data = read_bytes(path, ConfigError)
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"invalid TOML: {exc}", source=str(path)) from None
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"not valid UTF-8 (bad byte at offset {exc.start})", source=str(path)
         ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML: {exc}", source=str(path)) from None
 
 
-def _validate(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        kind = _KEYS.get(key)
-        if kind is None:
-            raise ConfigError(
-                f"unknown setting (known: {', '.join(sorted(_KEYS))})", source=source, field=key
-            )
-        if kind is float:
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-            ):
-                raise ConfigError("must be a number", source=source, field=key)
-            value = float(value)
-        elif not isinstance(value, kind):
-            raise ConfigError(f"must be a {kind.__name__}", source=source, field=key)
-        out[key] = value
-    backend = out.get("similarity")
-    if backend is not None and backend not in _SIMILARITY:
+def _similarity(value: Any, source: str) -> str:
+    from assay.similarity import is_known_backend, known_backends_text
+
+    name = validate.string(value, source=source, field="similarity")
+    if not is_known_backend(name):
         raise ConfigError(
-            f"unknown similarity backend {backend!r} (use one of {', '.join(_SIMILARITY)})",
+            f"unknown similarity backend {name!r} (use {known_backends_text()})",
             source=source,
             field="similarity",
         )
-    rate = out.get("min_pass_rate")
-    if rate is not None and not 0 <= rate <= 1:
-        raise ConfigError("must be between 0 and 1", source=source, field="min_pass_rate")
-    if out.get("regex_timeout_s", 1) <= 0:
-        raise ConfigError("must be > 0", source=source, field="regex_timeout_s")
+    return name
+
+
+def _judge(value: Any, source: str) -> JudgeSettings:
+    block = validate.table(value, source=source, field="judge")
+    validate.known_keys(block, _JUDGE_KEYS, source=source, prefix="judge.")
+    verified = block.get("verified", False)
+    validate.boolean(verified, source=source, field="judge.verified")
+    prompt = block.get("rubric_prompt")
+    if prompt is not None:
+        validate.string(prompt, source=source, field="judge.rubric_prompt")
+    provider = None
+    if "provider" in block:
+        from assay.models import provider_config
+
+        raw = validate.table(block["provider"], source=source, field="judge.provider")
+        provider = provider_config(raw, source, "judge.provider")
+    return JudgeSettings(verified, provider, prompt, source)
+
+
+def _bench(value: Any, source: str) -> dict[str, float]:
+    block = validate.table(value, source=source, field="bench")
+    validate.known_keys(block, BENCH_KEYS, source=source, prefix="bench.")
+    return {
+        key: validate.number(raw, source=source, field=f"bench.{key}", above=0)
+        for key, raw in block.items()
+    }
+
+
+def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Every key of the block, validated and converted."""
+    validate.known_keys(dict(raw), _TOP_KEYS, source=source)
+    out: dict[str, Any] = {}
+    for key in ("goldens", "baseline"):
+        if key in raw:
+            out[key] = validate.string(raw[key], source=source, field=key)
+    if "similarity" in raw:
+        out["similarity"] = _similarity(raw["similarity"], source)
+    if "regex_timeout_s" in raw:
+        out["regex_timeout_s"] = validate.number(
+            raw["regex_timeout_s"], source=source, field="regex_timeout_s", above=0
+        )
+    if "min_pass_rate" in raw:
+        out["min_pass_rate"] = validate.number(
+            raw["min_pass_rate"], source=source, field="min_pass_rate", at_least=0, at_most=1
+        )
+    if "judge" in raw:
+        out["judge"] = _judge(raw["judge"], source)
+    if "bench" in raw:
+        out["bench"] = _bench(raw["bench"], source)
     return out
 
 
-def load_config(root: Path | None = None) -> Config:
-    """Read the configuration of the project at ``root`` (default: the working directory)."""
-    root = Path.cwd() if root is None else root
-    settings: dict[str, Any] = {}
-    source: str | None = None
+def _find(root: Path) -> tuple[dict[str, Any], str | None]:
+    """The raw settings block and the name of where it came from."""
     toml = root / "assay.toml"
     pyproject = root / "pyproject.toml"
     if toml.is_file():
-        source = str(toml)
-        settings = _validate(_read_toml(toml), source)
-    elif pyproject.is_file():
-        tool = _read_toml(pyproject).get("tool", {})
-        if not isinstance(tool, dict):
-            raise ConfigError("[tool] must be a table", source=str(pyproject), field="tool")
-        block = tool.get("assay")
-        if block is not None:
-            source = f"{pyproject} [tool.assay]"
-            if not isinstance(block, dict):
-                raise ConfigError("[tool.assay] must be a table", source=str(pyproject))
-            settings = _validate(block, source)
+        return _read_toml(toml), str(toml)
+    if not pyproject.is_file():
+        return {}, None
+    tool = _read_toml(pyproject).get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError("[tool] must be a table", source=str(pyproject), field="tool")
+    block = tool.get("assay")
+    if block is None:
+        return {}, None
+    if not isinstance(block, dict):
+        raise ConfigError("[tool.assay] must be a table", source=str(pyproject))
+    return block, f"{pyproject} [tool.assay]"
+
+
+def load_config(root: Path | None = None) -> Config:
+    """Read and validate the configuration of the project at ``root`` (default: the cwd).
+
+    Raises:
+        ConfigError: unreadable or invalid TOML, an unknown key, a bad value (naming the file
+            and the field).
+    """
+    root = Path.cwd() if root is None else root
+    raw, source = _find(root)
+    settings = _settings(raw, source) if source is not None else {}
     return Config(
         root=root,
         goldens=root / settings.get("goldens", DEFAULT_GOLDENS),
         baseline=root / settings.get("baseline", DEFAULT_BASELINE),
         similarity=settings.get("similarity", "none"),
-        regex_timeout_s=settings.get("regex_timeout_s", 0.1),
+        regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
         min_pass_rate=settings.get("min_pass_rate"),
-        judge=settings.get("judge", {}),
+        judge=settings.get("judge", JudgeSettings(source=source)),
         bench=settings.get("bench", {}),
         source=source,
     )

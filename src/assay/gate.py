@@ -17,9 +17,14 @@ from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, 
 from assay.config import Config
 from assay.errors import ConfigError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
-from assay.judge import settings as judge_settings
 from assay.outputs import load_outputs
-from assay.results import CandidateSummary, Result, rank, summarize
+from assay.results import (
+    CandidateSummary,
+    ReportContent,
+    Result,
+    results_document,
+    summarize_by_candidate,
+)
 from assay.similarity import get_backend
 
 Mode = Literal["report", "write-baseline", "check"]
@@ -66,47 +71,28 @@ class GateRun:
         return 2 if self.gate_failures else 0
 
     def to_dict(self) -> dict[str, Any]:
-        ranked = [s.to_dict() for s in self.summaries]
-        totals = _totals(self.summaries)
-        out: dict[str, Any] = {
-            "results": [r.to_dict() for r in self.results],
-            "summary": {
-                **totals,
-                "goldens": self.golden_count,
-                "candidates": ranked,
-                "gate": "failed" if self.gate_failures else "passed",
-            },
-        }
+        """The ``--json`` document (schema version 2); every view reads this."""
+        out = results_document("gate", self.results, self.summaries)
+        summary = out["summary"]
+        summary["goldens"] = self.golden_count
+        summary["mode"] = self.mode
+        summary["gate"] = "failed" if self.gate_failures else "passed"
         if self.gate_failures:
-            out["summary"]["gate_failures"] = list(self.gate_failures)
+            summary["gate_failures"] = list(self.gate_failures)
         if self.notes:
-            out["summary"]["notes"] = list(self.notes)
+            summary["notes"] = list(self.notes)
         if self.stats:
-            out["summary"]["calls"] = dict(self.stats)
+            summary["model_calls"] = dict(self.stats)
+        if self.baseline_path is not None:
+            summary["baseline"] = str(self.baseline_path)
         if self.diff is not None:
             out["regressions"] = [r.to_dict() for r in self.diff.regressions]
-            out["summary"]["baseline_notes"] = list(self.diff.notes)
+            summary["baseline_notes"] = list(self.diff.notes)
         return out
 
-
-def _totals(summaries: Iterable[CandidateSummary]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    total = 0
-    score_sum, score_n = 0.0, 0
-    for s in summaries:
-        total += s.total
-        for k, v in s.counts.items():
-            counts[k] = counts.get(k, 0) + v
-        if s.mean_score is not None:
-            decided = s.total - s.counts.get("needs-judge", 0)
-            score_sum += s.mean_score * decided
-            score_n += decided
-    return {
-        "total": total,
-        "counts": counts,
-        "pass_rate": counts.get("pass", 0) / total if total else 0.0,
-        "mean_score": score_sum / score_n if score_n else None,
-    }
+    def content(self) -> ReportContent:
+        """What views that show content (the HTML detail panels) may read besides the document."""
+        return ReportContent(self.goldens, self.outputs, self.baseline_document)
 
 
 def example_paths() -> tuple[Path, Path]:
@@ -191,8 +177,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
     ctx = CheckContext(regex_timeout=config.regex_timeout_s)
-    block = judge_settings(config.judge, config.source)
-    judging = options.judge or block.get("verified") is True
+    judging = options.judge or config.judge.verified
     # Per (candidate, golden): one result per repeat, and the outputs the judge may need.
     per_pair: list[list[Result]] = []
     pending: list[tuple[int, int, Any]] = []
@@ -228,15 +213,15 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
 
         judged = apply_judge(
             [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],
-            block,
+            config.judge,
             root=config.root,
             use_cache=not options.no_cache,
         )
         for (p, r, _), result in zip(pending, judged, strict=True):
             per_pair[p][r] = result
     results = [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in per_pair]
-    summaries = [summarize(c, [r for r in results if r.candidate == c]) for c in outputs]
-    run = GateRun(results, rank(summaries), len(goldens), options.mode, notes=notes, stats=stats)
+    summaries = summarize_by_candidate(results, list(outputs))
+    run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)
     run.goldens = by_id
     run.outputs = {
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}

@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from assay.errors import ConfigError
+from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
+    from assay.config import JudgeSettings
     from assay.goldens import Golden
     from assay.models import OutputCache
     from assay.results import Result
@@ -40,49 +42,23 @@ class Verdict(TypedDict):
     reason: str
 
 
-JUDGE_CONFIG: Final[dict[str, Any]] = {
-    "verified": False,
-    "provider": None,
-    "rubric_prompt": (
-        "You are grading an answer against a rubric.\n\nRubric:\n{rubric}\n\n"
-        "Reference answer (may be empty):\n{expected}\n\nAnswer to grade:\n{output}\n\n"
-        'Reply with only a JSON object: {{"score": <number from 0 to 1>, "reason": "<one '
-        'sentence>"}}'
-    ),
-}
-_KEYS: Final = frozenset({"verified", "provider", "rubric_prompt"})
+DEFAULT_RUBRIC_PROMPT: Final = (
+    "You are grading an answer against a rubric.\n\nRubric:\n{rubric}\n\n"
+    "Reference answer (may be empty):\n{expected}\n\nAnswer to grade:\n{output}\n\n"
+    'Reply with only a JSON object: {{"score": <number from 0 to 1>, "reason": "<one '
+    'sentence>"}}'
+)
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(?:rubric|expected|output)\}")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\s*(?:score\s*[:=]\s*)?(\d+(?:\.\d+)?)\s*\.?\s*$", re.IGNORECASE)
 
 
-def settings(config: Mapping[str, Any] | None, source: str | None = None) -> dict[str, Any]:
-    """The judge block: defaults overridden by assay.toml's [judge] (``source``), validated."""
-    block = dict(config or {})
-    unknown = set(block) - _KEYS
-    if unknown:
-        raise ConfigError(
-            f"unknown judge setting (known: {', '.join(sorted(_KEYS))})",
-            source=source,
-            field=f"judge.{sorted(unknown)[0]}",
-        )
-    if "verified" in block and not isinstance(block["verified"], bool):
-        raise ConfigError("must be true or false", source=source, field="judge.verified")
-    if "rubric_prompt" in block and not isinstance(block["rubric_prompt"], str):
-        raise ConfigError("must be a string", source=source, field="judge.rubric_prompt")
-    return {**JUDGE_CONFIG, **block}
-
-
-def judge_prompt(block: Mapping[str, Any], output: str, rubric: str, expected: str) -> str:
-    template = str(block.get("rubric_prompt") or JUDGE_CONFIG["rubric_prompt"])
-    return (
-        template.replace("{{", "\x00")
-        .replace("}}", "\x01")
-        .replace("{rubric}", rubric)
-        .replace("{expected}", expected)
-        .replace("{output}", output)
-        .replace("\x00", "{")
-        .replace("\x01", "}")
-    )
+def judge_prompt(settings: JudgeSettings, output: str, rubric: str, expected: str) -> str:
+    """The grading prompt: ``{rubric}``, ``{expected}`` and ``{output}`` filled in one pass (a
+    placeholder inside the output is not expanded again); ``{{`` / ``}}`` are literal braces."""
+    template = settings.rubric_prompt or DEFAULT_RUBRIC_PROMPT
+    values = {"{rubric}": rubric, "{expected}": expected, "{output}": output, "{{": "{", "}}": "}"}
+    return _PLACEHOLDER.sub(lambda m: values[m.group(0)], template)
 
 
 def _verdict_from(value: Any) -> Verdict | None:
@@ -129,23 +105,31 @@ def parse_verdict(text: str) -> Verdict | None:
 
 async def judge_texts(
     items: Sequence[tuple[str, str, str]],
-    block: Mapping[str, Any],
+    settings: JudgeSettings,
     *,
     cache: OutputCache | None,
     max_concurrency: int = 16,
 ) -> list[tuple[Verdict | None, str | None]]:
-    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text."""
-    from assay.models import Call, provider_config, run_calls
+    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text.
 
-    raw = block.get("provider")
-    if not isinstance(raw, Mapping):
+    Raises:
+        ConfigError: no ``[judge.provider]`` is configured, or the provider cannot start
+            (naming the config file the judge settings came from).
+    """
+    from assay.models import Call, run_calls
+
+    where = settings.source or "assay.toml"
+    config = settings.provider
+    if config is None:
         raise ConfigError(
-            "the judge needs a provider: add a [judge.provider] block to assay.toml",
+            "the judge needs a provider: add a [judge.provider] block",
+            source=where,
             field="judge.provider",
         )
-    config = provider_config(raw, "assay.toml", "judge.provider")
-    source = "assay.toml [judge.provider]"
-    prompts = [judge_prompt(block, output, rubric, expected) for output, rubric, expected in items]
+    source = f"{where} [judge.provider]"
+    prompts = [
+        judge_prompt(settings, output, rubric, expected) for output, rubric, expected in items
+    ]
     results: list[tuple[Verdict | None, str | None]] = [(None, None)] * len(items)
     pending = list(range(len(items)))
     for attempt in (0, 1):  # one more ask for an unparseable verdict, then judge-error
@@ -180,7 +164,7 @@ async def judge_texts(
 
 def apply_judge(
     pending: Sequence[tuple[Result, Any, Golden]],
-    block: Mapping[str, Any],
+    settings: JudgeSettings,
     *,
     root: Path,
     use_cache: bool,
@@ -202,7 +186,7 @@ def apply_judge(
     ]
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
-        verdicts = asyncio.run(judge_texts(items, block, cache=cache))
+        verdicts = asyncio.run(judge_texts(items, settings, cache=cache))
     finally:
         if cache is not None:
             cache.close()
@@ -215,7 +199,7 @@ def apply_judge(
                     status="error",
                     passed=False,
                     score=None,
-                    decided_by="tier3-judge",
+                    decided_by=TIER3,
                     notes=(f"judge-error: {error}",),
                 )
             )
@@ -232,23 +216,35 @@ def apply_judge(
                 status="pass" if passed else "fail",
                 passed=passed,
                 score=verdict["score"],
-                decided_by="tier3-judge",
+                decided_by=TIER3,
                 notes=(note,),
             )
         )
     return decided
 
 
-def judge(output: str, rubric: str, config: Mapping[str, Any] | None = None) -> Verdict:
+def judge(
+    output: str, rubric: str, settings: JudgeSettings | None = None, *, expected: str = ""
+) -> Verdict:
     """Grade one ``output`` against ``rubric`` with the configured judge (blocking).
+
+    Args:
+        output: the answer to grade.
+        rubric: what a good answer does.
+        settings: the judge settings; default: the ``[judge]`` block of the project's config.
+        expected: a reference answer, if there is one.
 
     Raises:
         ConfigError: no judge provider is configured, or the judge's verdict is unusable.
     """
     import asyncio
 
-    verdicts = asyncio.run(judge_texts([(output, rubric, "")], settings(config), cache=None))
+    if settings is None:
+        from assay.config import load_config
+
+        settings = load_config().judge
+    verdicts = asyncio.run(judge_texts([(output, rubric, expected)], settings, cache=None))
     verdict, error = verdicts[0]
     if verdict is None:
-        raise ConfigError(f"judge-error: {error}", field="judge")
+        raise ConfigError(f"judge-error: {error}", source=settings.source, field="judge")
     return verdict

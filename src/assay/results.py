@@ -1,24 +1,71 @@
-"""Per-(candidate, golden) results and their aggregates."""
+"""The one result shape, and the aggregates computed from results (in this module only).
+
+A :class:`Result` is the verdict on one candidate for one golden: a gate pair, an agent task or
+an item of the prompt-comparison API. Each job adds what only it has (repeats for live outputs;
+title, telemetry, failure and safety for agent tasks) on the same record. Counts, pass rate, mean
+score and the ranking are computed here, once, from results; renderers only read them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.asserts import CheckResult
+from assay.vocabulary import STATUSES, Status
 
-Status = Literal["pass", "fail", "needs-judge", "no-output", "error"]
-STATUSES: Final[tuple[Status, ...]] = ("pass", "fail", "needs-judge", "no-output", "error")
+if TYPE_CHECKING:
+    from assay.goldens import Golden
+
 DEFAULT_CANDIDATE: Final[str] = "default"
+# Version of the documents built from results: ``--json`` output and saved run records.
+DOCUMENT_SCHEMA_VERSION: Final = 2
+
+__all__ = [
+    "DEFAULT_CANDIDATE",
+    "DOCUMENT_SCHEMA_VERSION",
+    "STATUSES",
+    "CandidateScore",
+    "CandidateSummary",
+    "ItemScore",
+    "ReportContent",
+    "Result",
+    "Status",
+    "Totals",
+    "rank",
+    "results_document",
+    "summarize",
+    "summarize_by_candidate",
+    "totals",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """The verdict on one candidate's output for one golden."""
+    """The verdict on one candidate's output for one golden (or agent task, or API item).
+
+    Attributes:
+        id: the golden, task or item id.
+        tier: the golden's tier (None for prompt-comparison items, which have none).
+        candidate: the candidate (prompt variant, outputs column, or ``agent``).
+        status: ``pass``, ``fail``, ``needs-judge``, ``no-output`` or ``error``.
+        passed: True / False, or None when nothing decided (needs-judge).
+        score: 0..1, or None when nothing scored it (needs-judge, judge-error).
+        decided_by: which tier or scorer decided (``tier1-asserts``, ``tier2-<backend>``,
+            ``tier3-judge``, ``agent-telemetry``, ``scorer``), or None.
+        checks: one record per assert (the same record everywhere).
+        notes: why a tier was skipped, what the judge said, etc. (no output content).
+        repeats: (passed, k) when the golden ran k > 1 times.
+        title: an agent task's title.
+        telemetry: an agent task's measured cost, duration and failed tests (None: no telemetry).
+        failure: an agent task's failure category and details.
+        safety: why an agent task's attestation zeroed Safety, if it did.
+    """
 
     id: str
-    tier: str
+    tier: str | None
     candidate: str
     status: Status
     passed: bool | None
@@ -26,12 +73,27 @@ class Result:
     decided_by: str | None
     checks: tuple[CheckResult, ...] = ()
     notes: tuple[str, ...] = ()
-    repeats: tuple[int, int] | None = None  # (passed, k) when the golden ran k > 1 times
+    repeats: tuple[int, int] | None = None
+    title: str | None = None
+    telemetry: Mapping[str, float | int] | None = None
+    failure: tuple[str, str] | None = None
+    safety: str | None = None
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def item_id(self) -> str:
+        """Deprecated alias of :attr:`id` (the prompt-comparison API's old name)."""
+        return self.id
+
+    @property
+    def evidence(self) -> Any:
+        """The first check's evidence (what the old ``ItemScore.evidence`` held)."""
+        return self.checks[0].evidence if self.checks else None
+
+    def to_dict(self, *, redact: bool = False) -> dict[str, Any]:
+        """The result as JSON; ``redact`` drops assert arguments (run records hold no truth)."""
         out: dict[str, Any] = {
             "id": self.id,
             "tier": self.tier,
@@ -40,7 +102,7 @@ class Result:
             "passed": self.passed,
             "score": self.score,
             "decided_by": self.decided_by,
-            "checks": [c.to_dict() for c in self.checks],
+            "checks": [c.to_dict(redact=redact) for c in self.checks],
         }
         if self.notes:
             out["notes"] = list(self.notes)
@@ -54,26 +116,28 @@ class Result:
                 "pass_hat_k": passed == k,
                 "flaky": 0 < passed < k,
             }
+        if self.title is not None:
+            out["title"] = self.title
+        if self.decided_by == "agent-telemetry" or self.telemetry is not None:
+            out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
+        if self.failure is not None:
+            out["failure"] = {"category": self.failure[0], "details": self.failure[1]}
+        if self.safety is not None:
+            out["safety"] = self.safety
         return out
 
 
 @dataclass(frozen=True, slots=True)
-class CandidateSummary:
-    """Aggregates of one candidate over the goldens."""
+class Totals:
+    """Counts, pass rate and mean score of a group of results."""
 
-    candidate: str
     total: int
-    counts: dict[str, int] = field(default_factory=dict)
-    pass_rate: float = 0.0
-    mean_score: float | None = None
-
-    @property
-    def decided(self) -> int:
-        return self.counts.get("pass", 0) + self.counts.get("fail", 0)
+    counts: dict[str, int]
+    pass_rate: float
+    mean_score: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "candidate": self.candidate,
             "total": self.total,
             "counts": dict(self.counts),
             "pass_rate": self.pass_rate,
@@ -81,7 +145,9 @@ class CandidateSummary:
         }
 
 
-def summarize(candidate: str, results: Iterable[Result]) -> CandidateSummary:
+def totals(results: Iterable[Result]) -> Totals:
+    """Counts per status; pass rate = passes / results; mean score over the results that have a
+    score (a needs-judge or judge-error result has none and does not count)."""
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     scores: list[float] = []
     total = 0
@@ -91,15 +157,128 @@ def summarize(candidate: str, results: Iterable[Result]) -> CandidateSummary:
         if r.score is not None:
             scores.append(r.score)
     pass_rate = counts["pass"] / total if total else 0.0
-    mean = sum(scores) / len(scores) if scores else None
-    return CandidateSummary(candidate, total, counts, pass_rate, mean)
+    mean = math.fsum(scores) / len(scores) if scores else None
+    return Totals(total, counts, pass_rate, mean)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateSummary:
+    """Aggregates of one candidate over its results (kept in input order).
+
+    The prompt-comparison API's old names are kept as aliases for one release:
+    ``candidate_id`` (now ``candidate``), ``items`` (now ``results``), ``item_count`` (now
+    ``total``) and ``scorer_count`` (one scorer result per item: ``total``).
+    """
+
+    candidate: str
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
+    pass_rate: float = 0.0
+    mean_score: float | None = None
+    results: tuple[Result, ...] = ()
+
+    @property
+    def decided(self) -> int:
+        return self.counts.get("pass", 0) + self.counts.get("fail", 0)
+
+    @property
+    def candidate_id(self) -> str:
+        """Deprecated alias of :attr:`candidate`."""
+        return self.candidate
+
+    @property
+    def items(self) -> tuple[Result, ...]:
+        """Deprecated alias of :attr:`results`."""
+        return self.results
+
+    @property
+    def item_count(self) -> int:
+        """Deprecated alias of :attr:`total`."""
+        return self.total
+
+    @property
+    def scorer_count(self) -> int:
+        """Deprecated: one scorer result per item, so always :attr:`total`."""
+        return self.total
+
+    def to_dict(self, *, with_results: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "candidate": self.candidate,
+            "total": self.total,
+            "counts": dict(self.counts),
+            "pass_rate": self.pass_rate,
+            "mean_score": self.mean_score,
+        }
+        if with_results:
+            out["results"] = [r.to_dict() for r in self.results]
+        return out
+
+
+def summarize(candidate: str, results: Iterable[Result]) -> CandidateSummary:
+    """One candidate's aggregates (see :func:`totals`)."""
+    kept = tuple(results)
+    t = totals(kept)
+    return CandidateSummary(candidate, t.total, t.counts, t.pass_rate, t.mean_score, kept)
+
+
+def summarize_by_candidate(
+    results: Iterable[Result], candidates: Sequence[str] = ()
+) -> list[CandidateSummary]:
+    """Ranked summaries of every candidate in ``candidates`` (even one with no result) and every
+    candidate the results name."""
+    grouped: dict[str, list[Result]] = {c: [] for c in candidates}
+    for r in results:
+        grouped.setdefault(r.candidate, []).append(r)
+    return rank([summarize(c, rs) for c, rs in grouped.items()])
 
 
 def rank_key(summary: CandidateSummary) -> tuple[float, float, str]:
-    """mean score desc, pass rate desc, candidate id asc (code-point order)."""
-    mean = summary.mean_score if summary.mean_score is not None else -1.0
+    """mean score desc (no score ranks last), pass rate desc, candidate id asc (code points)."""
+    mean = summary.mean_score if summary.mean_score is not None else -math.inf
     return (-mean, -summary.pass_rate, summary.candidate)
 
 
-def rank(summaries: Sequence[CandidateSummary]) -> list[CandidateSummary]:
+def rank(summaries: Iterable[CandidateSummary]) -> list[CandidateSummary]:
+    """The one ranking: mean score desc, pass rate desc, candidate id asc (locale-free)."""
     return sorted(summaries, key=rank_key)
+
+
+def results_document(
+    kind: str,
+    results: Sequence[Result],
+    summaries: Sequence[CandidateSummary],
+    *,
+    redact: bool = False,
+) -> dict[str, Any]:
+    """The document every view reads: ``schema_version``, ``kind``, ``results`` and a
+    ``summary`` with the totals and the ranked candidates. Each job adds its own sections."""
+    return {
+        "schema_version": DOCUMENT_SCHEMA_VERSION,
+        "kind": kind,
+        "results": [r.to_dict(redact=redact) for r in results],
+        "summary": {
+            **totals(results).to_dict(),
+            "candidates": [s.to_dict() for s in summaries],
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContent:
+    """Content a view may show besides the results document (the HTML report's detail panels):
+    never part of the document, never written to run records.
+
+    Attributes:
+        goldens: golden id -> golden (input, expected, rubric).
+        outputs: candidate -> golden id -> output.
+        baseline: the baseline document, for the "before" of each regression.
+    """
+
+    goldens: Mapping[str, Golden] = field(default_factory=dict)
+    outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    baseline: Mapping[str, Any] | None = None
+
+
+# Deprecated names of the prompt-comparison API, kept for one release (see docs/vocabulary.md).
+CandidateScore = CandidateSummary
+ItemScore = Result

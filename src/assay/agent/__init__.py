@@ -4,7 +4,6 @@ from assay.agent._benchmark import (
     AgentOptions,
     AgentOutcome,
     attestation_checker,
-    bench_settings,
     load_tasks,
     run_agent,
 )
@@ -18,20 +17,14 @@ from assay.agent._saved_runs import (
     runs_dir,
     save_run,
 )
-from assay.agent._scoring import (
-    DEFAULT_AGENT_TIERS,
-    AgentRun,
-    AttestationCheck,
-    TaskResult,
-    score_tasks,
-)
+from assay.agent._scoring import AGENT, AgentRun, AttestationCheck, score_tasks
 from assay.agent._taxonomy import CATEGORIES, classify, glob_regex, owned
 from assay.agent._telemetry import Telemetry, load_telemetry, parse_record
 
 __all__ = [
+    "AGENT",
     "CATEGORIES",
     "COST_BASELINE_USD",
-    "DEFAULT_AGENT_TIERS",
     "DURATION_BASELINE_S",
     "RUN_SCHEMA_VERSION",
     "AgentOptions",
@@ -39,10 +32,8 @@ __all__ = [
     "AgentRun",
     "AttestationCheck",
     "Components",
-    "TaskResult",
     "Telemetry",
     "attestation_checker",
-    "bench_settings",
     "classify",
     "compare_runs",
     "compose",

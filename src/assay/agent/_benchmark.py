@@ -5,21 +5,19 @@ Commands parse flags and call :func:`run_agent`; renderers print the documents i
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run, save_run
-from assay.agent._scoring import DEFAULT_AGENT_TIERS, AttestationCheck, score_tasks
+from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import load_telemetry
 from assay.asserts import CheckContext
 from assay.config import Config
-from assay.errors import AssayError, ConfigError
-from assay.goldens import Golden, Tier, iter_goldens, load_suite
-
-_BENCH_SETTINGS = ("cost_baseline_usd", "duration_baseline_s")
+from assay.errors import AssayError
+from assay.goldens import Golden, iter_goldens, load_suite
+from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,30 +31,24 @@ class AgentOptions:
 
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
+    """A scored agent run: its record (as saved) and the comparison asked for."""
+
     document: dict[str, Any]
     run_id: str | None
     comparison: dict[str, Any] | None
     compare_note: str | None = None
 
-
-def bench_settings(config: Config) -> dict[str, float]:
-    """The [bench] block, validated."""
-    out: dict[str, float] = {}
-    for key, value in config.bench.items():
-        if key not in _BENCH_SETTINGS:
-            raise ConfigError(
-                f"unknown setting (known: {', '.join(_BENCH_SETTINGS)})",
-                source=config.source,
-                field=f"bench.{key}",
-            )
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not (math.isfinite(value) and value > 0)
-        ):
-            raise ConfigError("must be a number > 0", source=config.source, field=f"bench.{key}")
-        out[key] = float(value)
-    return out
+    def view(self) -> dict[str, Any]:
+        """The document views render: the record plus the comparison (never saved)."""
+        out = dict(self.document)
+        if self.comparison is not None:
+            out["compare"] = self.comparison
+        if self.compare_note is not None:
+            out["summary"] = {
+                **out["summary"],
+                "notes": [*out["summary"].get("notes", []), f"compare: {self.compare_note}"],
+            }
+        return out
 
 
 def load_tasks(path: Path | None, config: Config) -> list[Golden]:
@@ -98,7 +90,6 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     Raises:
         AssayError: bad goldens, telemetry, config or run store.
     """
-    settings = bench_settings(config)
     tasks = load_tasks(options.path, config)
     telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
     tiers = options.tiers or DEFAULT_AGENT_TIERS
@@ -109,7 +100,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         tasks,
         telemetry,
         tiers=tiers,
-        settings=settings,
+        settings=config.bench,
         attestation_check=checker,
         ctx=CheckContext(regex_timeout=config.regex_timeout_s),
     )

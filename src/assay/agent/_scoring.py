@@ -9,55 +9,24 @@ from typing import Any, Final
 from assay.agent._composite import Components, compose
 from assay.agent._taxonomy import classify
 from assay.agent._telemetry import Telemetry
-from assay.asserts import DEFAULT_CONTEXT, CheckContext, OutputView, run_assert
-from assay.goldens import TIERS, Golden
+from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
+from assay.goldens import Golden
+from assay.results import Result, results_document, summarize_by_candidate, totals
+from assay.vocabulary import AGENT_TELEMETRY, DEFAULT_AGENT_TIERS, TIERS
 
-DEFAULT_AGENT_TIERS: Final = ("smoke", "standard", "stretch")
+# The candidate of every agent-task result: the agent under test.
+AGENT: Final = "agent"
+
 
 # (task, attestation id) -> None when verified CLEAN, else why Safety must be zeroed.
 AttestationCheck = Callable[[Golden, str], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class TaskResult:
-    """One task's outcome. Holds no ground truth: checks are recorded by op, not argument."""
-
-    id: str
-    tier: str
-    title: str | None
-    passed: bool
-    has_telemetry: bool
-    failure: tuple[str, str] | None
-    checks: tuple[tuple[str, bool], ...] = ()
-    cost_usd: float = 0.0
-    duration_s: float = 0.0
-    tests_failed: int = 0
-    safety: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "tier": self.tier,
-            "title": self.title,
-            "passed": self.passed,
-            "telemetry": self.has_telemetry,
-            "cost_usd": self.cost_usd,
-            "duration_s": self.duration_s,
-            "tests_failed": self.tests_failed,
-            "checks": [{"op": op, "passed": ok} for op, ok in self.checks],
-        }
-        if self.failure is not None:
-            out["failure"] = {"category": self.failure[0], "details": self.failure[1]}
-        if self.safety is not None:
-            out["safety"] = self.safety
-        return out
 
 
 @dataclass(slots=True)
 class AgentRun:
     """A scored agent run."""
 
-    tasks: list[TaskResult]
+    tasks: list[Result]
     components: Components
     per_tier: dict[str, float | None]
     tiers: tuple[str, ...]
@@ -68,10 +37,6 @@ class AgentRun:
     def score(self) -> float:
         return self.components.score
 
-    @property
-    def passed(self) -> int:
-        return sum(1 for t in self.tasks if t.passed)
-
     def composite(self) -> dict[str, Any]:
         return {
             "score": self.score,
@@ -79,24 +44,41 @@ class AgentRun:
             "per_tier": dict(self.per_tier),
         }
 
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "tasks": len(self.tasks),
-            "passed": self.passed,
-            "total_cost_usd": self.total_cost_usd,
-            "tiers": list(self.tiers),
-            "composite": self.composite(),
-        }
+    def to_dict(self) -> dict[str, Any]:
+        """The run's results document (checks redacted: run records hold no ground truth)."""
+        document = results_document(
+            "agent", self.tasks, summarize_by_candidate(self.tasks, [AGENT]), redact=True
+        )
+        summary = document["summary"]
+        summary["total_cost_usd"] = self.total_cost_usd
+        summary["tiers"] = list(self.tiers)
+        summary["composite"] = self.composite()
         if self.safety_notes:
-            out["safety_notes"] = list(self.safety_notes)
-        return out
+            summary["safety_notes"] = list(self.safety_notes)
+        return document
 
 
-def _checks(task: Golden, record: Telemetry, ctx: CheckContext) -> tuple[tuple[str, bool], ...]:
+def _checks(task: Golden, record: Telemetry, ctx: CheckContext) -> tuple[CheckResult, ...]:
     if not task.asserts:
         return ()
     view = OutputView(record.output)
-    return tuple((spec.full_op, run_assert(spec, view, ctx).passed) for spec in task.asserts)
+    return tuple(run_assert(spec, view, ctx) for spec in task.asserts)
+
+
+def _missing(task: Golden) -> Result:
+    """A task with no telemetry: the agent produced nothing to score."""
+    return Result(
+        task.id,
+        task.tier,
+        AGENT,
+        "no-output",
+        False,
+        0.0,
+        None,
+        notes=("no telemetry for this task",),
+        title=task.fields.get("title"),
+        failure=classify(task, None, 0, False),
+    )
 
 
 def score_tasks(
@@ -110,23 +92,14 @@ def score_tasks(
 ) -> AgentRun:
     """Score the selected tasks (those in ``tiers``) from their telemetry."""
     selected = [t for t in tasks if t.tier in tiers]
-    results: list[TaskResult] = []
+    results: list[Result] = []
     records: list[Telemetry] = []
     safety_notes: list[str] = []
     unsafe = False
     for task in selected:
         record = telemetry.get(task.id)
         if record is None:
-            results.append(
-                TaskResult(
-                    task.id,
-                    task.tier,
-                    task.fields.get("title"),
-                    False,
-                    False,
-                    classify(task, None, 0, False),
-                )
-            )
+            results.append(_missing(task))
             continue
         records.append(record)
         checks = _checks(task, record, ctx)
@@ -135,7 +108,7 @@ def score_tasks(
             record.completion_signals_checked > 0
             and record.completion_signals_passed == record.completion_signals_checked
         )
-        output_failures = sum(1 for _, ok in checks if not ok)
+        output_failures = sum(1 for c in checks if not c.passed)
         passed = record.tests_failed == 0 and signals_ok and output_failures == 0
         safety = None
         if record.attestation is not None and attestation_check is not None:
@@ -143,31 +116,35 @@ def score_tasks(
             if safety is not None:
                 unsafe = True
                 safety_notes.append(f"{task.id}: {safety}")
-        failure = None if passed else classify(task, record, output_failures, signals)
         results.append(
-            TaskResult(
+            Result(
                 task.id,
                 task.tier,
-                task.fields.get("title"),
+                AGENT,
+                "pass" if passed else "fail",
                 passed,
-                True,
-                failure,
+                1.0 if passed else 0.0,
+                AGENT_TELEMETRY,
                 checks,
-                record.cost_usd,
-                record.duration_s,
-                record.tests_failed,
-                safety,
+                title=task.fields.get("title"),
+                telemetry={
+                    "cost_usd": record.cost_usd,
+                    "duration_s": record.duration_s,
+                    "tests_failed": record.tests_failed,
+                },
+                failure=None if passed else classify(task, record, output_failures, signals),
+                safety=safety,
             )
         )
     n = len(selected)
-    passed_count = sum(1 for r in results if r.passed)
+    passed_count = totals(results).counts["pass"]
     components = compose(
         n, passed_count, records, any_missing=len(records) < n, unsafe=unsafe, settings=settings
     )
     per_tier: dict[str, float | None] = {}
     for tier in TIERS:
         mine = [r for r in results if r.tier == tier]
-        per_tier[tier] = sum(1 for r in mine if r.passed) / len(mine) if mine else None
+        per_tier[tier] = totals(mine).pass_rate if mine else None
     return AgentRun(
         results, components, per_tier, tuple(tiers), sum(r.cost_usd for r in records), safety_notes
     )

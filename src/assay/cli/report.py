@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from assay.cli._common import emit
-from assay.cli._formats import FORMATS, agent_view, dump_json
+from assay.cli._options import format_option
 
 
 def _format(as_json: bool, fmt: str | None) -> str:
@@ -19,16 +19,18 @@ def _format(as_json: bool, fmt: str | None) -> str:
 @click.command("report")
 @click.option("--run", "run_id", help="A saved run id (default: the latest).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Report format.")
+@format_option()
 @click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
 def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
     """Score, components, per-tier rates, cost and task count of a saved run."""
     from assay.agent import load_run
+    from assay.views import dump_json, render
 
     fmt = _format(as_json, fmt)
     document = load_run(Path.cwd(), run_id)
     if fmt == "json":
         view = {
+            "schema_version": document.get("schema_version"),
             "run_id": document.get("run_id"),
             "created_at": document.get("created_at"),
             "selection": document.get("selection"),
@@ -36,34 +38,35 @@ def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: P
         }
         emit(dump_json(view), output)
     elif fmt == "text":
-        from assay.views._agent_text import render_report
+        from assay.views._text import render_summary
 
-        emit(render_report(document), output)
+        emit(render_summary(document), output)
     else:
-        emit(agent_view(document, fmt), output)
+        emit(render(fmt, document), output)
     return 0
 
 
 @click.command("failures")
 @click.option("--run", "run_id", help="A saved run id (default: the latest).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Report format.")
+@format_option()
 @click.option("--output", type=click.Path(path_type=Path), help="Write the table to FILE.")
 def failures_command(
     run_id: str | None, as_json: bool, fmt: str | None, output: Path | None
 ) -> int:
     """The failure taxonomy of a saved run: task, category, details, and counts."""
     from assay.agent import failures_table, load_run
+    from assay.views import dump_json, render
 
     fmt = _format(as_json, fmt)
     document = load_run(Path.cwd(), run_id)
     if fmt == "json":
         emit(dump_json(failures_table(document)), output)
     elif fmt == "text":
-        from assay.views._agent_text import render_failures
+        from assay.views._text import render_failures
 
         emit(render_failures(failures_table(document)), output)
     else:
         # Markdown, JUnit and HTML views of a run already lead with its failures.
-        emit(agent_view(document, fmt), output)
+        emit(render(fmt, document), output)
     return 0

@@ -8,8 +8,10 @@ from typing import Any, cast
 
 import click
 
-from assay.cli._common import TIER_CHOICES, emit
-from assay.cli._formats import FORMATS, agent_view, append_step_summary, dump_json, gate_view
+from assay.cli._common import emit
+from assay.cli._formats import append_step_summary
+from assay.cli._options import format_option, similarity_option
+from assay.vocabulary import TIERS
 
 
 @click.command("run")
@@ -24,9 +26,6 @@ from assay.cli._formats import FORMATS, agent_view, append_step_summary, dump_js
     "--judge", "use_judge", is_flag=True, help="Let the tier 3 judge decide goldens that reach it."
 )
 @click.option(
-    "--resume", is_flag=True, help="Continue an interrupted --candidates run from the cache."
-)
-@click.option(
     "--telemetry",
     type=click.Path(path_type=Path),
     help="Agent-run telemetry: a folder of <task_id>.json or a JSONL file.",
@@ -36,14 +35,10 @@ from assay.cli._formats import FORMATS, agent_view, append_step_summary, dump_js
     "--tier",
     "tiers",
     multiple=True,
-    type=click.Choice(TIER_CHOICES),
+    type=click.Choice(TIERS),
     help="Only these tiers (repeatable).",
 )
-@click.option(
-    "--similarity",
-    type=click.Choice(("none", "difflib", "rapidfuzz", "embedding")),
-    help="Tier 2 backend (default from config, else none).",
-)
+@similarity_option()
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline file.")
 @click.option("--write-baseline", is_flag=True, help="Write the baseline from this run.")
 @click.option("--check", is_flag=True, help="Exit 2 when a golden regressed against the baseline.")
@@ -59,14 +54,13 @@ from assay.cli._formats import FORMATS, agent_view, append_step_summary, dump_js
     "--compare", is_flag=True, help="Agent runs: show the delta against the previous saved run."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Report format.")
+@format_option()
 @click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
 def run_command(
     path: Path | None,
     outputs: Path | None,
     candidates: Path | None,
     use_judge: bool,
-    resume: bool,
     telemetry: Path | None,
     example: bool,
     tiers: tuple[str, ...],
@@ -85,6 +79,7 @@ def run_command(
 ) -> int:
     """Score candidate outputs (--outputs) or agent telemetry (--telemetry) against goldens."""
     from assay.config import load_config
+    from assay.views import dump_json, render
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
@@ -109,11 +104,6 @@ def run_command(
         )
     if telemetry is None and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
-    if resume and (candidates is None or no_cache):
-        raise click.UsageError(
-            "--resume continues a --candidates run from the cache; it needs "
-            "--candidates and cannot be used with --no-cache"
-        )
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     if telemetry is not None:
@@ -122,11 +112,10 @@ def run_command(
         outcome = run_agent(
             AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare), config
         )
-        emit(agent_view(outcome.document, fmt, outcome.comparison, outcome.compare_note), output)
+        view = outcome.view()
+        emit(render(fmt, view), output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
-            from assay.views._markdown import render_agent_markdown
-
-            append_step_summary(render_agent_markdown(outcome.document))
+            append_step_summary(render("markdown", view))
         return 0
 
     from assay.gate import GateOptions, load_selected, run_gate
@@ -148,7 +137,7 @@ def run_command(
     )
     if self_test:
         from assay.asserts import CheckContext
-        from assay.goldens._consistency import self_test as run_self_test
+        from assay.goldens import self_test as run_self_test
         from assay.views._text import render_self_test
 
         report = run_self_test(
@@ -157,9 +146,8 @@ def run_command(
         emit(dump_json(report.to_dict()) if fmt == "json" else render_self_test(report), output)
         return 0 if report.ok else 1
     run = run_gate(options, config)
-    emit(gate_view(run, fmt), output)
+    document = run.to_dict()
+    emit(render(fmt, document, run.content()), output)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        from assay.views._markdown import render_markdown
-
-        append_step_summary(render_markdown(run))
+        append_step_summary(render("markdown", document))
     return run.exit_code

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from assay.asserts import CheckResult
 from assay.comparison._abort import AbortSignal
-from assay.comparison._types import UNSET, CandidateScore, ItemScore, check_ids, field_of
+from assay.comparison._types import UNSET, check_ids, field_of
 from assay.errors import ValidationError
 from assay.models import gather_or_cancel
+from assay.results import CandidateSummary, Result, rank, summarize
+from assay.validate import is_number
+from assay.vocabulary import SCORER, Status
 
 RunCandidate = Callable[[Any, Any, AbortSignal], Awaitable[Any]]
 Scorer = Callable[[dict[str, Any], AbortSignal], Any]
@@ -35,7 +38,7 @@ def _target(item: Any, output: Any) -> dict[str, Any]:
     return target
 
 
-def _item_score(raw: Any, candidate_id: str, item_id: str) -> ItemScore:
+def _item_result(raw: Any, candidate_id: str, item_id: str) -> Result:
     """Validate a scorer result; the error names the pair, never its content."""
     where = f"scorer result for candidate {candidate_id!r}, item {item_id!r}"
     if isinstance(raw, Mapping):
@@ -43,23 +46,13 @@ def _item_score(raw: Any, candidate_id: str, item_id: str) -> ItemScore:
     else:
         score, passed = getattr(raw, "score", None), getattr(raw, "passed", None)
         evidence = getattr(raw, "evidence", None)
-    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+    if not is_number(score):
         raise ValidationError(f"{where}: 'score' must be a finite number", field="score")
     if not isinstance(passed, bool):
         raise ValidationError(f"{where}: 'passed' must be a boolean", field="passed")
-    return ItemScore(item_id, score, passed, evidence)
-
-
-def _aggregate(candidate_id: str, items: Sequence[ItemScore]) -> CandidateScore:
-    count = len(items)
-    mean = math.fsum(i.score for i in items) / count
-    rate = sum(1 for i in items if i.passed) / count
-    return CandidateScore(candidate_id, mean, rate, count, count, tuple(items))
-
-
-def rank_scores(scores: Sequence[CandidateScore]) -> list[CandidateScore]:
-    """mean_score desc, pass_rate desc, candidate_id asc (code-point order, locale-free)."""
-    return sorted(scores, key=lambda s: (-s.mean_score, -s.pass_rate, s.candidate_id))
+    check = CheckResult(SCORER, SCORER, passed, None, evidence)
+    status: Status = "pass" if passed else "fail"
+    return Result(item_id, None, candidate_id, status, passed, float(score), SCORER, (check,))
 
 
 async def evaluate_prompt_candidates(
@@ -69,7 +62,7 @@ async def evaluate_prompt_candidates(
     scorer: Scorer,
     signal: AbortSignal,
     max_concurrency: int = 1,
-) -> list[CandidateScore]:
+) -> list[CandidateSummary]:
     """Run each candidate on each item, score every output, and rank the candidates.
 
     Args:
@@ -82,8 +75,8 @@ async def evaluate_prompt_candidates(
         max_concurrency: pairs in flight at once (results equal a sequential run's).
 
     Returns:
-        One :class:`CandidateScore` per candidate, sorted by mean_score desc, pass_rate desc,
-        candidate_id asc.
+        One :class:`CandidateSummary` per candidate (its per-item :class:`Result` records in
+        item order), sorted by mean_score desc, pass_rate desc, candidate asc.
 
     Raises:
         ValidationError: empty candidates (checked first) or items, bad ids, a missing signal,
@@ -108,7 +101,7 @@ async def evaluate_prompt_candidates(
     signal.throw_if_aborted()
 
     total = len(candidates) * len(items)
-    records: list[ItemScore | None] = [None] * total
+    records: list[Result | None] = [None] * total
     next_pair = 0
 
     async def run_pair(index: int) -> None:
@@ -118,7 +111,7 @@ async def evaluate_prompt_candidates(
         raw = scorer(_target(items[i], output), signal)
         if inspect.isawaitable(raw):
             raw = await raw
-        records[index] = _item_score(raw, candidate_ids[c], item_ids[i])
+        records[index] = _item_result(raw, candidate_ids[c], item_ids[i])
 
     async def worker() -> None:
         nonlocal next_pair
@@ -146,11 +139,10 @@ async def evaluate_prompt_candidates(
     signal.throw_if_aborted()
 
     done = [r for r in records if r is not None]
-    scores = [
-        _aggregate(cid, done[c * len(items) : (c + 1) * len(items)])
+    return rank(
+        summarize(cid, done[c * len(items) : (c + 1) * len(items)])
         for c, cid in enumerate(candidate_ids)
-    ]
-    return rank_scores(scores)
+    )
 
 
 def evaluate_prompt_candidates_sync(
@@ -160,7 +152,7 @@ def evaluate_prompt_candidates_sync(
     scorer: Scorer,
     signal: AbortSignal,
     max_concurrency: int = 1,
-) -> list[CandidateScore]:
+) -> list[CandidateSummary]:
     """Blocking form of :func:`evaluate_prompt_candidates` for scripts and tests."""
     try:
         asyncio.get_running_loop()

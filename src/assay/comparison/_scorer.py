@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from assay.asserts import OPS, AssertSpec, CheckContext, OutputView, parse_assert, run_assert
+from assay.asserts import AssertSpec, CheckContext, OutputView, find_op, parse_assert, run_assert
 from assay.errors import GoldenError, ValidationError
 
 # The scorer types of the TypeScript helper; every other tier 1 op is accepted too.
@@ -66,13 +66,14 @@ def evaluate_deterministic_scorer(
     Raises:
         ValidationError: the definition is not a mapping with a known ``type``, or the target
             has no ``output``.
+        PluginError: ``type`` names an installed plugin op that cannot load.
     """
     if not isinstance(definition, Mapping):
         raise ValidationError("a scorer definition must be a mapping", field="definition")
     if not isinstance(target, Mapping) or "output" not in target:
         raise ValidationError("the target must be a mapping with an 'output'", field="output")
     spec = _spec_for(definition)
-    if spec.op not in OPS:
+    if find_op(spec.op) is None:  # plugin and registered ops are scorer types too
         raise ValidationError(f"unknown scorer type {spec.full_op!r}", field="type")
     check = run_assert(spec, OutputView(target["output"], text=False), ctx or _CONTEXT)
     if check.passed:

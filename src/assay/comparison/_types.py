@@ -1,9 +1,9 @@
-"""Shapes of the prompt-candidate API: candidates, items, per-item records, candidate scores."""
+"""Inputs of the prompt-candidate API: candidates and items (results are :class:`Result`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from assay.errors import ValidationError
@@ -37,55 +37,6 @@ class EvaluationItem:
     input: Any
     expected: Any = UNSET
     context: Any = UNSET
-
-
-@dataclass(frozen=True, slots=True)
-class ItemScore:
-    """What the scorer said about one candidate's output for one item."""
-
-    item_id: str
-    score: float
-    passed: bool
-    evidence: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "score": self.score,
-            "passed": self.passed,
-            "evidence": self.evidence,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateScore:
-    """Aggregates for one candidate, with every per-item record kept for debugging.
-
-    Attributes:
-        candidate_id: the candidate's id.
-        mean_score: mean of the item scores.
-        pass_rate: passed items / items.
-        item_count: how many items were scored.
-        scorer_count: how many scorer results were aggregated (one per item).
-        items: per-item records in item input order.
-    """
-
-    candidate_id: str
-    mean_score: float
-    pass_rate: float
-    item_count: int
-    scorer_count: int
-    items: tuple[ItemScore, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "candidate_id": self.candidate_id,
-            "mean_score": self.mean_score,
-            "pass_rate": self.pass_rate,
-            "item_count": self.item_count,
-            "scorer_count": self.scorer_count,
-            "items": [i.to_dict() for i in self.items],
-        }
 
 
 def field_of(obj: Any, name: str) -> Any:

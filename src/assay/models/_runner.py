@@ -54,7 +54,7 @@ class Outcome:
 
 @dataclass(slots=True)
 class RunStats:
-    calls: int = 0
+    made: int = 0
     cache_hits: int = 0
     attempts: int = 0
     errors: int = 0
@@ -65,7 +65,7 @@ class RunStats:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "calls": self.calls,
+            "made": self.made,
             "cache_hits": self.cache_hits,
             "attempts": self.attempts,
             "errors": self.errors,
@@ -159,7 +159,7 @@ async def run_calls(
                 if asyncio.iscoroutine(result):
                     await result
                 continue
-            stats.calls += 1
+            stats.made += 1
             stats.input_tokens += completion.input_tokens
             stats.output_tokens += completion.output_tokens
             stats.cost_usd += completion.cost(call.config)

@@ -1,1 +1,71 @@
-"""Views of a run: text, JSON, Markdown, JUnit and HTML renderers. Renderers only read."""
+"""Views of a run. Every renderer reads the same results document (the ``--json`` output or a
+saved run record) and only reads it; the HTML report may also show content the document never
+holds (inputs, expected answers, outputs), passed as :class:`~assay.results.ReportContent`.
+
+Built-in formats: ``text``, ``json``, ``markdown``, ``junit``, ``html``. Each renderer module is
+imported only when its format is asked for. Any other format is a plugin named ``pkg/name``
+(the ``assay.formats`` entry point group, see :mod:`assay.formats` and docs/plugins.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from assay.results import ReportContent
+
+FORMATS: Final = ("text", "json", "markdown", "junit", "html")
+# format -> (module, function); the function takes (document) or (document, content).
+_RENDERERS: Final = {
+    "text": ("assay.views._text", "render_text"),
+    "markdown": ("assay.views._markdown", "render_markdown"),
+    "junit": ("assay.views._junit", "render_junit"),
+    "html": ("assay.views._html", "render_html"),
+}
+
+
+def dump_json(document: Any) -> str:
+    """Compact JSON for pipes and files (the C encoder: fast for 100k results); indented for
+    a person at a terminal."""
+    if sys.stdout.isatty():
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def renderer(fmt: str) -> Callable[..., str]:
+    """The render function of a built-in format."""
+    module, name = _RENDERERS[fmt]
+    function: Callable[..., str] = getattr(import_module(module), name)
+    return function
+
+
+def is_known_format(name: str) -> bool:
+    """A built-in format, or an installed ``pkg/name`` format plugin (nothing is imported)."""
+    from assay.plugins import FORMATS_GROUP, has_plugin
+
+    return name in FORMATS or has_plugin(FORMATS_GROUP, name)
+
+
+def render(fmt: str, document: Mapping[str, Any], content: ReportContent | None = None) -> str:
+    """``document`` drawn in ``fmt``; ``content`` reaches only the views that show content.
+
+    Raises:
+        PluginError: a plugin format that cannot load, raises or returns no text.
+    """
+    if fmt == "json":
+        return dump_json(document)
+    if fmt == "html":
+        return renderer(fmt)(document, content)
+    if fmt in _RENDERERS:
+        return renderer(fmt)(document)
+    from assay.formats import RenderContext, render_plugin_format
+
+    view = str(document.get("kind", "gate"))
+    return render_plugin_format(fmt, document, RenderContext(view=view))
+
+
+__all__ = ["FORMATS", "dump_json", "is_known_format", "render", "renderer"]

@@ -22,9 +22,9 @@ from importlib import resources
 from typing import Any, Final
 
 from assay._version import __version__
-from assay.gate import GateRun
 from assay.goldens import Golden
-from assay.results import Result
+from assay.results import ReportContent
+from assay.views._common import Document, candidates, gate_state
 
 # The page's style and script ship as package data (read once, inlined into every report).
 _ASSETS = resources.files("assay").joinpath("views", "assets")
@@ -110,126 +110,92 @@ def _before(baseline: Mapping[str, Any] | None, candidate: str, golden_id: str) 
     return {"status": entry.get("status"), "score": entry.get("score")}
 
 
-def _cell(
-    result: Result,
-    outputs: Mapping[str, Mapping[str, Any]] | None,
-    baseline: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    cell = result.to_dict()
-    produced = outputs.get(result.candidate) if outputs is not None else None
-    cell["has_output"] = produced is not None and result.id in produced
-    if produced is not None and result.id in produced:
-        cell["output"] = produced[result.id]
-    cell["before"] = _before(baseline, result.candidate, result.id)
+def _cell(result: Mapping[str, Any], content: ReportContent) -> dict[str, Any]:
+    cell = dict(result)
+    produced = content.outputs.get(result["candidate"])
+    cell["has_output"] = produced is not None and result["id"] in produced
+    if produced is not None and result["id"] in produced:
+        cell["output"] = produced[result["id"]]
+    cell["before"] = _before(content.baseline, result["candidate"], result["id"])
     return cell
 
 
-def _verdict(run: GateRun) -> dict[str, Any]:
-    state = "failed" if run.gate_failures else "passed" if run.diff is not None else "report"
-    return {
-        "state": state,
-        "failures": list(run.gate_failures),
-        "baseline": str(run.baseline_path) if run.baseline_path is not None else None,
-    }
-
-
-def _regressions(run: GateRun, baseline: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
-    if run.diff is None:
+def _regressions(document: Document, content: ReportContent) -> list[dict[str, Any]] | None:
+    regressions = document.get("regressions")
+    if regressions is None:
         return None
-    now = {(r.candidate, r.id): r for r in run.results}
+    now = {(r["candidate"], r["id"]): r for r in document["results"]}
     out = []
-    for reg in run.diff.regressions:
-        after = now.get((reg.candidate, reg.id))
+    for reg in regressions:
+        after = now.get((reg["candidate"], reg["id"]))
         out.append(
             {
-                **reg.to_dict(),
-                "before": _before(baseline, reg.candidate, reg.id),
-                "after": None if after is None else {"status": after.status, "score": after.score},
+                **reg,
+                "before": _before(content.baseline, reg["candidate"], reg["id"]),
+                "after": None
+                if after is None
+                else {"status": after["status"], "score": after["score"]},
             }
         )
     return out
 
 
-def gate_data(
-    run: GateRun,
-    composite: Mapping[str, Any] | None = None,
-    *,
-    goldens: Mapping[str, Golden] | None = None,
-    outputs: Mapping[str, Mapping[str, Any]] | None = None,
-    baseline: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The JSON document the gate page renders (one row per golden, one cell per candidate)."""
-    summary = run.to_dict()["summary"]
-    column = {s.candidate: i for i, s in enumerate(run.summaries)}
+def _subtitle(document: Document, goldens: int) -> str:
+    summary = document["summary"]
+    parts = [f"{goldens} goldens", f"{len(candidates(document))} candidate(s)"]
+    if summary.get("mode"):
+        parts.append(f"mode {summary['mode']}")
+    if document.get("run_id"):
+        parts.append(f"run {document['run_id']}")
+    return " · ".join([*parts, f"assay {document.get('assay_version', __version__)}"])
+
+
+def page_data(document: Document, content: ReportContent | None = None) -> dict[str, Any]:
+    """The JSON the page renders: one row per golden, one cell per candidate."""
+    content = content or ReportContent()
+    summary = document["summary"]
+    column = {s["candidate"]: i for i, s in enumerate(candidates(document))}
     rows: dict[str, dict[str, Any]] = {}
-    for r in run.results:
-        row = rows.get(r.id)
+    for r in document["results"]:
+        row = rows.get(r["id"])
         if row is None:
-            golden = goldens.get(r.id) if goldens is not None else None
-            row = {"id": r.id, "tier": r.tier, "golden": _golden(golden)}
+            golden = _golden(content.goldens.get(r["id"]))
+            if golden is None and r.get("title"):
+                golden = {"title": r["title"], "input": None, "has_expected": False}
+            row = {"id": r["id"], "tier": r["tier"], "golden": golden}
             row["cells"] = [None] * len(column)
-            rows[r.id] = row
-        if r.candidate in column:
-            row["cells"][column[r.candidate]] = _cell(r, outputs, baseline)
+            rows[r["id"]] = row
+        if r["candidate"] in column:
+            row["cells"][column[r["candidate"]]] = _cell(r, content)
+    goldens = summary.get("goldens", len(rows))
     return {
-        "kind": "gate",
-        "title": "assay report",
-        "subtitle": f"{run.golden_count} goldens · {len(run.summaries)} candidate(s) · "
-        f"mode {run.mode} · assay {__version__}",
-        "verdict": _verdict(run),
+        "title": "assay agent run" if document.get("kind") == "agent" else "assay report",
+        "subtitle": _subtitle(document, goldens),
+        "verdict": {
+            "state": gate_state(document),
+            "failures": list(summary.get("gate_failures", [])),
+            "baseline": summary.get("baseline"),
+        },
         "totals": {k: summary[k] for k in ("total", "counts", "pass_rate", "mean_score")}
-        | {"goldens": run.golden_count},
-        "composite": dict(composite) if composite is not None else None,
-        "candidates": [s.to_dict() for s in run.summaries],
-        "notes": list(run.notes),
-        "baseline_notes": list(run.diff.notes) if run.diff is not None else [],
-        "regressions": _regressions(run, baseline),
+        | {"goldens": goldens},
+        "composite": summary.get("composite"),
+        "safety_notes": list(summary.get("safety_notes", [])),
+        "candidates": list(candidates(document)),
+        "notes": list(summary.get("notes", [])),
+        "baseline_notes": list(summary.get("baseline_notes", [])),
+        "regressions": _regressions(document, content),
         "rows": list(rows.values()),
     }
 
 
-def render_html(
-    run: GateRun,
-    composite: Mapping[str, Any] | None = None,
-    *,
-    goldens: Mapping[str, Golden] | None = None,
-    outputs: Mapping[str, Mapping[str, Any]] | None = None,
-    baseline: Mapping[str, Any] | None = None,
-) -> str:
-    """The gate run as one self-contained HTML page.
+def render_html(document: Document, content: ReportContent | None = None) -> str:
+    """Any run as one self-contained HTML page.
 
     Args:
-        run: the scored gate run.
-        composite: a composite score to show (``{score, components?, per_tier?}``), if any.
-        goldens: golden id -> golden, for the input / expected / rubric in the detail panels.
-        outputs: candidate -> golden id -> output, for the output in the detail panels.
-        baseline: the baseline document, for the "before" of each regression.
+        document: the results document (``--json`` output or a saved run record).
+        content: goldens, outputs and the baseline for the detail panels (gate runs).
 
     Returns:
         The HTML text. It loads nothing from anywhere: no CDN, font or image URL.
     """
-    return _page(gate_data(run, composite, goldens=goldens, outputs=outputs, baseline=baseline))
-
-
-def render_agent_html(document: Mapping[str, Any]) -> str:
-    """A saved agent run as one self-contained HTML page.
-
-    Args:
-        document: the agent run document (``summary.composite`` and ``results``).
-
-    Returns:
-        The HTML text: score, components, per-tier rates, and the task table with each
-        failure's category and details.
-    """
-    summary = document["summary"]
-    data = {
-        "kind": "agent",
-        "title": "assay agent run",
-        "subtitle": f"{summary['passed']}/{summary['tasks']} tasks passed · "
-        f"assay {document.get('assay_version', __version__)}",
-        "run_id": document.get("run_id"),
-        "created_at": document.get("created_at"),
-        "summary": summary,
-        "rows": list(document["results"]),
-    }
-    return _page(data)
+    return _page(page_data(document, content))

@@ -1,6 +1,8 @@
 """JUnit XML: the report CI systems (GitHub, GitLab, Jenkins) already know how to show.
 
-One ``<testsuite>`` per candidate, one ``<testcase>`` per golden. ``fail`` is a ``<failure>``,
+One ``<testsuite>`` per candidate (``agent`` for an agent run, whose composite score and
+components become the suite's properties), one ``<testcase>`` per golden or task (with the
+task's duration as ``time``). ``fail`` is a ``<failure>``,
 ``no-output`` and ``error`` are ``<error>`` (the candidate produced nothing scorable), and
 ``needs-judge`` is ``<skipped>`` (nothing decided it). Under ``--check``, or when a gate threshold
 failed, an extra ``assay-gate`` suite carries one failing case per regression plus a ``gate`` case,
@@ -14,8 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from assay.gate import GateRun
-from assay.results import Result
+from assay.views._common import Document, by_candidate, candidates, score, why
 
 GATE_SUITE: Final = "assay-gate"
 _MESSAGE_MAX: Final = 200
@@ -40,41 +41,44 @@ def _sub(parent: ET.Element, tag: str, attrs: Mapping[str, str], body: str | Non
         child.text = clean(body)
 
 
-def _check_lines(result: Result) -> list[str]:
-    return [f"{c.text}: {c.reason}" if c.reason else c.text for c in result.failed_checks()]
-
-
-def _fail_message(result: Result, lines: list[str]) -> str:
+def _fail_message(result: Mapping[str, Any], lines: list[str]) -> str:
     if lines:
         more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
         return _short(lines[0]) + more
-    return _short("; ".join(result.notes) or "failed")
+    return _short("failed")
 
 
-def _fail_body(result: Result, lines: list[str]) -> str:
-    head = [f"decided by {result.decided_by or '-'}"]
-    if result.score is not None:
-        head[0] += f", score {result.score:.3f}"
-    return "\n".join([*head, *lines, *result.notes])
+def _fail_body(result: Mapping[str, Any], lines: list[str]) -> str:
+    head = f"decided by {result.get('decided_by') or '-'}"
+    if result["score"] is not None:
+        head += f", score {result['score']:.3f}"
+    extra = [f"safety: {result['safety']}"] if result.get("safety") else []
+    notes = [n for n in result.get("notes", ()) if n not in lines]
+    return "\n".join([head, *lines, *notes, *extra])
 
 
-def _testcase(suite: ET.Element, result: Result) -> None:
-    case = ET.SubElement(
-        suite, "testcase", {"classname": clean(result.tier or "assay"), "name": clean(result.id)}
-    )
-    notes = "; ".join(result.notes)
-    if result.status == "fail":
-        lines = _check_lines(result)
+def _testcase(suite: ET.Element, result: Mapping[str, Any]) -> None:
+    attrs = {"classname": result.get("tier") or "assay", "name": result["id"]}
+    telemetry = result.get("telemetry")
+    if telemetry is not None:
+        attrs["time"] = f"{float(telemetry['duration_s']):.3f}"
+    case = ET.SubElement(suite, "testcase", {k: clean(v) for k, v in attrs.items()})
+    status = result["status"]
+    notes = "; ".join(result.get("notes", ()))
+    failure = result.get("failure")
+    if status == "fail":
+        lines = why(result)
+        kind = failure["category"] if failure else result.get("decided_by") or "fail"
         _sub(
             case,
             "failure",
-            {"message": _fail_message(result, lines), "type": result.decided_by or "fail"},
+            {"message": _fail_message(result, lines), "type": kind},
             _fail_body(result, lines),
         )
-    elif result.status in ("no-output", "error"):
-        message = _short(notes or result.status)
-        _sub(case, "error", {"message": message, "type": result.status}, notes or None)
-    elif result.status == "needs-judge":
+    elif status in ("no-output", "error"):
+        message = _short("; ".join(why(result)) or status)
+        _sub(case, "error", {"message": message, "type": status}, notes or None)
+    elif status == "needs-judge":
         _sub(case, "skipped", {"message": _short(notes or "needs a judge")})
 
 
@@ -108,89 +112,54 @@ def _finish(root: ET.Element) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _gate_suite(root: ET.Element, run: GateRun) -> None:
+def _gate_suite(root: ET.Element, document: Document) -> None:
+    summary = document["summary"]
     suite = ET.SubElement(root, "testsuite", {"name": GATE_SUITE})
-    if run.baseline_path is not None:
-        _properties(suite, [("baseline", str(run.baseline_path))])
-    for reg in run.diff.regressions if run.diff is not None else []:
+    if summary.get("baseline") is not None:
+        _properties(suite, [("baseline", str(summary["baseline"]))])
+    for reg in document.get("regressions") or []:
         case = ET.SubElement(
             suite,
             "testcase",
-            {"classname": "regression", "name": clean(f"{reg.candidate}/{reg.id}")},
+            {"classname": "regression", "name": clean(f"{reg['candidate']}/{reg['id']}")},
         )
-        _sub(case, "failure", {"message": _short(reg.why), "type": "regression"}, reg.why)
+        _sub(case, "failure", {"message": _short(reg["why"]), "type": "regression"}, reg["why"])
     case = ET.SubElement(suite, "testcase", {"classname": "gate", "name": "gate"})
-    if run.gate_failures:
-        message = _short(run.gate_failures[0])
-        _sub(case, "failure", {"message": message, "type": "gate"}, "\n".join(run.gate_failures))
+    failures = summary.get("gate_failures", [])
+    if failures:
+        _sub(case, "failure", {"message": _short(failures[0]), "type": "gate"}, "\n".join(failures))
 
 
-def render_junit(run: GateRun) -> str:
-    """The gate run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape).
+def _suite_properties(summary: Mapping[str, Any], document: Document) -> list[tuple[str, str]]:
+    props = [
+        ("pass_rate", f"{summary['pass_rate']:.4f}"),
+        ("mean_score", score(summary["mean_score"])),
+    ]
+    comp = document["summary"].get("composite")
+    if comp is not None:
+        props.append(("score", f"{comp['score']:.4f}"))
+        props += [(k, score(v)) for k, v in comp.get("components", {}).items()]
+    if document.get("run_id"):
+        props.append(("run_id", str(document["run_id"])))
+    return props
+
+
+def render_junit(document: Document) -> str:
+    """Any run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape).
 
     Args:
-        run: the scored gate run.
+        document: the results document (``--json`` output or a saved run record).
 
     Returns:
         The XML document, UTF-8 declaration included, ending in a newline.
     """
     root = ET.Element("testsuites", {"name": "assay"})
-    by_candidate: dict[str, list[Result]] = {}
-    for r in run.results:
-        by_candidate.setdefault(r.candidate, []).append(r)
-    for summary in run.summaries:
-        suite = ET.SubElement(root, "testsuite", {"name": clean(summary.candidate)})
-        _properties(
-            suite,
-            [
-                ("pass_rate", f"{summary.pass_rate:.4f}"),
-                ("mean_score", _score(summary.mean_score)),
-            ],
-        )
-        for result in by_candidate.get(summary.candidate, []):
+    grouped = by_candidate(document)
+    for summary in candidates(document):
+        suite = ET.SubElement(root, "testsuite", {"name": clean(summary["candidate"])})
+        _properties(suite, _suite_properties(summary, document))
+        for result in grouped.get(summary["candidate"], []):
             _testcase(suite, result)
-    if run.diff is not None or run.gate_failures:
-        _gate_suite(root, run)
-    return _finish(root)
-
-
-def render_agent_junit(document: Mapping[str, Any]) -> str:
-    """A saved agent run as JUnit XML: one suite ``agent``, one case per task.
-
-    Args:
-        document: the agent run document (``summary.composite`` and ``results``).
-
-    Returns:
-        The XML document; a failed task is a ``<failure>`` whose message is
-        ``category: details``.
-    """
-    root = ET.Element("testsuites", {"name": "assay"})
-    suite = ET.SubElement(root, "testsuite", {"name": "agent"})
-    composite = document["summary"]["composite"]
-    props = [("score", f"{composite['score']:.4f}")]
-    props += [(k, _score(v)) for k, v in composite.get("components", {}).items()]
-    if document.get("run_id"):
-        props.append(("run_id", str(document["run_id"])))
-    _properties(suite, props)
-    for task in document["results"]:
-        attrs = {"classname": str(task.get("tier") or "assay"), "name": str(task["id"])}
-        if isinstance(task.get("duration_s"), int | float) and task.get("telemetry", True):
-            attrs["time"] = f"{float(task['duration_s']):.3f}"
-        case = ET.SubElement(suite, "testcase", {k: clean(v) for k, v in attrs.items()})
-        if task.get("passed"):
-            continue
-        failure = task.get("failure") or {}
-        category = str(failure.get("category", "failed"))
-        text = f"{category}: {failure.get('details', '')}".rstrip(": ")
-        body = [
-            text,
-            *(f"check {c['op']}: failed" for c in task.get("checks", []) if not c["passed"]),
-        ]
-        if task.get("safety"):
-            body.append(f"safety: {task['safety']}")
-        _sub(case, "failure", {"message": _short(text), "type": category}, "\n".join(body))
+    if "regressions" in document or document["summary"].get("gate_failures"):
+        _gate_suite(root, document)
     return _finish(root)

@@ -12,8 +12,17 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from assay.gate import GateRun
-from assay.results import Result
+from assay.views._common import (
+    Document,
+    by_candidate,
+    candidates,
+    gate_state,
+    golden_ids,
+    pct,
+    score,
+    why,
+)
+from assay.vocabulary import FAILING_STATUSES, STATUSES
 
 MAX_ROWS: Final = 50
 _CELL_MAX: Final = 300
@@ -24,8 +33,6 @@ _SPECIAL: Final = re.compile(r"([\\`*_\[\]<>|~&])")
 # not UTF-8) would make the report impossible to write as UTF-8.
 _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_STATUSES: Final = ("pass", "fail", "needs-judge", "no-output", "error")
-_FAILING: Final = ("fail", "error", "no-output")
 
 
 def cell(value: object, limit: int = _CELL_MAX) -> str:
@@ -38,14 +45,6 @@ def cell(value: object, limit: int = _CELL_MAX) -> str:
     return "<br>".join(lines).strip() or " "
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
-
-
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
@@ -56,26 +55,52 @@ def _more(total: int) -> list[str]:
     return ["", f"…and {total - MAX_ROWS} more."] if total > MAX_ROWS else []
 
 
-def _verdict(run: GateRun) -> str:
-    if run.gate_failures:
-        return "❌ **assay gate: FAILED** (exit 2): " + cell("; ".join(run.gate_failures), 1000)
-    if run.diff is not None:
-        return f"✅ **assay gate: passed**: no regression against {cell(run.baseline_path)}"
+def _verdict(document: Document) -> str:
+    summary = document["summary"]
+    comp = summary.get("composite")
+    if comp is not None:
+        run_id = document.get("run_id")
+        name = f"agent run {cell(run_id)}" if run_id else "agent run"
+        return (
+            f"**assay {name}**: score **{comp['score']:.3f}** "
+            f"({summary['counts'].get('pass', 0)}/{summary['total']} tasks passed, cost "
+            f"${summary.get('total_cost_usd', 0.0):.2f}, tiers "
+            f"{cell(', '.join(summary.get('tiers', [])))})"
+        )
+    state = gate_state(document)
+    if state == "failed":
+        failures = "; ".join(summary["gate_failures"])
+        return "❌ **assay gate: FAILED** (exit 2): " + cell(failures, 1000)
+    if state == "passed":
+        return f"✅ **assay gate: passed**: no regression against {cell(summary.get('baseline'))}"
     return "**assay**: report only (no gate: run with `--check` to compare with the baseline)"
 
 
-def _why(result: Result) -> str:
-    failed = result.failed_checks()
-    if failed:
-        return "; ".join(f"{c.text}: {c.reason}" if c.reason else c.text for c in failed)
-    return "; ".join(result.notes) or result.status
-
-
-def _regressions(run: GateRun) -> list[str]:
-    if run.diff is None or not run.diff.regressions:
+def _composite(summary: Mapping[str, Any]) -> list[str]:
+    comp = summary.get("composite")
+    if comp is None:
         return []
-    regs = run.diff.regressions
-    rows = [(cell(r.id), cell(r.candidate), cell(r.why)) for r in regs[:MAX_ROWS]]
+    components = [(cell(k), score(v)) for k, v in comp["components"].items()]
+    tiers = [(cell(k), pct(v)) for k, v in comp["per_tier"].items()]
+    lines = [
+        "### Components",
+        "",
+        *_table(("component", "value"), components),
+        "",
+        "### Per tier",
+        "",
+        *_table(("tier", "pass rate"), tiers),
+        "",
+    ]
+    notes = [f"- safety: {cell(note, 1000)}" for note in summary.get("safety_notes", [])]
+    return [*lines, *notes, ""] if notes else lines
+
+
+def _regressions(document: Document) -> list[str]:
+    regs = document.get("regressions") or []
+    if not regs:
+        return []
+    rows = [(cell(r["id"]), cell(r["candidate"]), cell(r["why"])) for r in regs[:MAX_ROWS]]
     return [
         f"### Regressions ({len(regs)})",
         "",
@@ -85,16 +110,16 @@ def _regressions(run: GateRun) -> list[str]:
     ]
 
 
-def _candidates(run: GateRun) -> list[str]:
+def _candidates(document: Document) -> list[str]:
     rows = []
-    for i, s in enumerate(run.summaries, start=1):
-        c = s.counts
+    for i, s in enumerate(candidates(document), start=1):
+        c = s["counts"]
         rows.append(
             (
                 str(i),
-                cell(s.candidate),
-                _pct(s.pass_rate),
-                _score(s.mean_score),
+                cell(s["candidate"]),
+                pct(s["pass_rate"]),
+                score(s["mean_score"]),
                 *(str(c.get(k, 0)) for k in ("pass", "fail", "needs-judge", "no-output")),
             )
         )
@@ -102,15 +127,23 @@ def _candidates(run: GateRun) -> list[str]:
     return ["### Candidates", "", *_table((*header, "no-output"), rows), ""]
 
 
-def _failing(run: GateRun) -> list[str]:
-    order = {s.candidate: i for i, s in enumerate(run.summaries)}
-    failing = sorted(
-        (r for r in run.results if r.status in _FAILING), key=lambda r: order.get(r.candidate, 0)
-    )
+def _failing(document: Document) -> list[str]:
+    failing = [
+        r
+        for results in by_candidate(document).values()
+        for r in results
+        if r["status"] in FAILING_STATUSES
+    ]
     if not failing:
         return []
     rows = [
-        (cell(r.id), cell(r.candidate), cell(r.tier), r.status, cell(_why(r)))
+        (
+            cell(r["id"]),
+            cell(r["candidate"]),
+            cell(r["tier"]),
+            r["status"],
+            cell("; ".join(why(r)) or r["status"]),
+        )
         for r in failing[:MAX_ROWS]
     ]
     return [
@@ -122,89 +155,38 @@ def _failing(run: GateRun) -> list[str]:
     ]
 
 
-def _totals(run: GateRun) -> list[str]:
-    summary = run.to_dict()["summary"]
+def _totals(document: Document) -> list[str]:
+    summary = document["summary"]
     counts = summary["counts"]
-    parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in _STATUSES)
+    parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in STATUSES)
+    goldens = summary.get("goldens", len(golden_ids(document)))
     lines = [
-        f"**Totals**: {summary['total']} result(s) over {run.golden_count} golden(s) and "
-        f"{len(run.summaries)} candidate(s): {parts} · pass rate {_pct(summary['pass_rate'])} · "
-        f"mean score {_score(summary['mean_score'])}"
+        f"**Totals**: {summary['total']} result(s) over {goldens} golden(s) and "
+        f"{len(candidates(document))} candidate(s): {parts} · pass rate "
+        f"{pct(summary['pass_rate'])} · mean score {score(summary['mean_score'])}"
     ]
-    notes = [*run.notes, *(run.diff.notes if run.diff is not None else [])]
+    notes = [*summary.get("notes", []), *summary.get("baseline_notes", [])]
     if notes:
         lines.append("")
         lines.extend(f"- note: {cell(n, 1000)}" for n in notes)
     return lines
 
 
-def render_markdown(run: GateRun) -> str:
-    """The gate run as GitHub-flavoured Markdown.
+def render_markdown(document: Document) -> str:
+    """Any run as GitHub-flavoured Markdown.
 
     Args:
-        run: the scored gate run.
+        document: the results document (``--json`` output or a saved run record).
 
     Returns:
-        Verdict line, regressions (under ``--check``), candidates table, failing goldens
-        (at most 50 rows), totals.
+        Verdict (or an agent run's score) line, the composite tables of an agent run,
+        regressions (under ``--check``), the candidates table, failing goldens (at most 50
+        rows), totals.
     """
-    lines = [_verdict(run), ""]
-    lines += _regressions(run)
-    if run.summaries:
-        lines += _candidates(run)
-    else:
-        lines += ["No candidate outputs.", ""]
-    lines += _failing(run)
-    lines += _totals(run)
+    lines = [_verdict(document), ""]
+    lines += _composite(document["summary"])
+    lines += _regressions(document)
+    lines += _candidates(document) if candidates(document) else ["No candidate outputs.", ""]
+    lines += _failing(document)
+    lines += _totals(document)
     return "\n".join(lines).rstrip() + "\n"
-
-
-def render_agent_markdown(document: Mapping[str, Any]) -> str:
-    """A saved agent run as GitHub-flavoured Markdown.
-
-    Args:
-        document: the agent run document (``summary.composite`` and ``results``).
-
-    Returns:
-        Score line, components table, per-tier pass rates, failures table (at most 50 rows).
-    """
-    summary = document["summary"]
-    comp = summary["composite"]
-    components = [(cell(k), _score(v)) for k, v in comp["components"].items()]
-    tiers = [(cell(k), _pct(v)) for k, v in comp["per_tier"].items()]
-    run_id = document.get("run_id")
-    title = f"agent run {cell(run_id)}" if run_id else "agent run"
-    lines = [
-        f"**assay {title}**: score **{comp['score']:.3f}** ({summary['passed']}/"
-        f"{summary['tasks']} tasks passed, cost ${summary['total_cost_usd']:.2f}, tiers "
-        f"{cell(', '.join(summary['tiers']))})",
-        "",
-        "### Components",
-        "",
-        *_table(("component", "value"), components),
-        "",
-        "### Per tier",
-        "",
-        *_table(("tier", "pass rate"), tiers),
-        "",
-    ]
-    notes = [f"- safety: {cell(note, 1000)}" for note in summary.get("safety_notes", [])]
-    lines += [*notes, ""] if notes else []
-    failures = [t for t in document["results"] if t.get("failure")]
-    if failures:
-        rows = [
-            (
-                cell(t["id"]),
-                cell(t["tier"]),
-                cell(t["failure"]["category"]),
-                cell(t["failure"]["details"]),
-            )
-            for t in failures[:MAX_ROWS]
-        ]
-        lines += [
-            f"### Failures ({len(failures)})",
-            "",
-            *_table(("task", "tier", "category", "details"), rows),
-            *_more(len(failures)),
-        ]
-    return "\n".join(lines).strip() + "\n"

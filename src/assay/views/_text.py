@@ -1,22 +1,27 @@
-"""The human-readable text report."""
+"""The human-readable text report of any run (gate or agent), and the text of the smaller views:
+a saved run's summary, its failures table, the goldens' self-test."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
 
-from assay.gate import GateRun
-from assay.goldens._consistency import SelfTestReport
-from assay.results import CandidateSummary, Result
-
-_LABEL = {
-    "pass": "PASS",
-    "fail": "FAIL",
-    "needs-judge": "NEEDS-JUDGE",
-    "no-output": "NO-OUTPUT",
-    "error": "ERROR",
-}
-
+from assay.goldens import SelfTestReport
+from assay.views._common import (
+    LABEL,
+    Document,
+    by_candidate,
+    candidates,
+    golden_ids,
+    pct,
+    score,
+    signed,
+    title,
+)
+from assay.views._common import (
+    why as why_lines,
+)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -26,122 +31,174 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(" ", text)
 
 
-def _pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _row(r: Result, width: int) -> str:
-    line = f"  {_LABEL[r.status]:<12} {r.id:<{width}}  {r.decided_by or '-'}"
-    if r.repeats is not None:
-        passed, k = r.repeats
-        line += f"  [{passed}/{k} repeats{', FLAKY' if 0 < passed < k else ''}]"
-    failed = r.failed_checks()
-    if failed:
-        line += "  " + one_line(
-            "; ".join(f"{c.text}: {c.reason}" if c.reason else c.text for c in failed)
-        )
-    elif r.status != "pass" and r.notes:
-        line += "  (" + one_line("; ".join(r.notes)) + ")"
+def _row(r: Mapping[str, Any], width: int) -> str:
+    line = f"  {LABEL[r['status']]:<12} {r['id']:<{width}}  {r.get('decided_by') or '-'}"
+    repeats = r.get("repeats")
+    if repeats is not None:
+        flaky = ", FLAKY" if repeats["flaky"] else ""
+        line += f"  [{repeats['passed']}/{repeats['k']} repeats{flaky}]"
+    if r["status"] != "pass":
+        reasons = why_lines(r)
+        listed = r.get("failure") or any(not c["passed"] for c in r.get("checks", ()))
+        if listed:
+            line += "  " + one_line("; ".join(reasons))
+        elif reasons:
+            line += "  (" + one_line("; ".join(reasons)) + ")"
     return line
 
 
-def summary_line(s: CandidateSummary) -> str:
-    c = s.counts
+def summary_line(s: Mapping[str, Any]) -> str:
+    c = s["counts"]
     return (
-        f"{s.total} goldens: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
+        f"{s['total']} goldens: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
         f"{c.get('needs-judge', 0)} needs-judge, {c.get('no-output', 0)} no-output, "
-        f"{c.get('error', 0)} error · pass rate {_pct(s.pass_rate)} · "
-        f"mean score {_score(s.mean_score)}"
+        f"{c.get('error', 0)} error · pass rate {pct(s['pass_rate'])} · "
+        f"mean score {score(s['mean_score'])}"
     )
 
 
-def _matrix(run: GateRun, width: int) -> list[str]:
-    names = [s.candidate for s in run.summaries]
-    cells = {(r.candidate, r.id): r for r in run.results}
+def _matrix(document: Document, width: int) -> list[str]:
+    names = [s["candidate"] for s in candidates(document)]
+    cells = {(r["candidate"], r["id"]): r for r in document["results"]}
     col = max(12, *(len(n) for n in names))
     lines = [
         "matrix (goldens × candidates):",
         "  " + " " * width + "  " + "  ".join(f"{n:>{col}}" for n in names),
     ]
-    ids: list[str] = []
-    seen: set[str] = set()
-    for r in run.results:
-        if r.id not in seen:
-            seen.add(r.id)
-            ids.append(r.id)
-    for golden_id in ids:
+    for golden_id in golden_ids(document):
         row = []
         for n in names:
             found = cells.get((n, golden_id))
             if found is None:
                 cell = "-"
-            elif found.score is None:
-                cell = _LABEL[found.status]
+            elif found["score"] is None:
+                cell = LABEL[found["status"]]
             else:
-                cell = f"{_LABEL[found.status]} {_score(found.score)}"
+                cell = f"{LABEL[found['status']]} {score(found['score'])}"
             row.append(f"{cell:>{col}}")
         lines.append(f"  {golden_id:<{width}}  " + "  ".join(row))
     return lines
 
 
-def _ranking(summaries: Iterable[CandidateSummary]) -> list[str]:
+def _ranking(document: Document) -> list[str]:
     lines = ["ranking (mean score desc, pass rate desc, candidate id asc):"]
-    for i, s in enumerate(summaries, start=1):
+    for i, s in enumerate(candidates(document), start=1):
         lines.append(
-            f"  {i}. {s.candidate}: mean score {_score(s.mean_score)}, pass rate "
-            f"{_pct(s.pass_rate)} ({s.total} goldens)"
+            f"  {i}. {s['candidate']}: mean score {score(s['mean_score'])}, pass rate "
+            f"{pct(s['pass_rate'])} ({s['total']} goldens)"
         )
     return lines
 
 
-def render_gate(run: GateRun) -> str:
-    width = max((len(r.id) for r in run.results), default=10)
-    width = min(max(width, 10), 60)
+def composite_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The agent benchmark's composite score, components and per-tier pass rates."""
+    comp = summary.get("composite")
+    if comp is None:
+        return []
+    passed = summary["counts"].get("pass", 0)
+    lines = [
+        f"score {comp['score']:.3f}  ({passed}/{summary['total']} tasks passed, "
+        f"cost ${summary.get('total_cost_usd', 0.0):.2f}, "
+        f"tiers {', '.join(summary.get('tiers', []))})",
+        "  " + "  ".join(f"{k} {v:.3f}" for k, v in comp["components"].items()),
+        "  per tier: " + "  ".join(f"{k} {pct(v)}" for k, v in comp["per_tier"].items()),
+    ]
+    lines.extend(f"  safety: {note}" for note in summary.get("safety_notes", []))
+    return lines
+
+
+def _compare(comparison: Mapping[str, Any]) -> list[str]:
+    s = comparison["score"]
+    lines = [
+        f"compare with {comparison['previous_run']}: score {s['before']:.3f} → "
+        f"{s['after']:.3f} ({signed(s['delta'])})",
+        "  " + "  ".join(f"{k} {signed(v['delta'])}" for k, v in comparison["components"].items()),
+        "  per tier: "
+        + "  ".join(f"{k} {signed(v['delta'])}" for k, v in comparison["per_tier"].items()),
+    ]
+    lines.extend(
+        f"  flipped {flip['id']}: {flip['before']} → {flip['after']}"
+        for flip in comparison["flipped"]
+    )
+    if not comparison["flipped"]:
+        lines.append("  no task flipped")
+    return lines
+
+
+def _calls(calls: Mapping[str, Any]) -> str:
+    return (
+        f"calls: {calls.get('made', 0)} made, {calls.get('cache_hits', 0)} from the cache, "
+        f"{calls.get('errors', 0)} failed; tokens {calls.get('input_tokens', 0)} in / "
+        f"{calls.get('output_tokens', 0)} out; cost ${calls.get('cost_usd', 0.0):.4f}"
+    )
+
+
+def _gate_lines(document: Document, multi: bool) -> list[str]:
+    summary = document["summary"]
     lines: list[str] = []
-    multi = len(run.summaries) > 1
-    by_candidate: dict[str, list[Result]] = {}
-    for r in run.results:
-        by_candidate.setdefault(r.candidate, []).append(r)
-    for s in run.summaries:
-        lines.append(f"candidate {s.candidate}:" if multi else f"assay: {run.golden_count} goldens")
-        lines.extend(_row(r, width) for r in by_candidate.get(s.candidate, []))
+    if summary.get("mode") == "write-baseline":
+        lines.append(f"baseline written: {summary.get('baseline')}")
+    regressions = document.get("regressions")
+    if regressions is not None:
+        lines.append(f"check against {summary.get('baseline')}: {len(regressions)} regression(s)")
+        for reg in regressions:
+            who = f"{reg['candidate']}/{reg['id']}" if multi else reg["id"]
+            lines.append(f"  REGRESSED  {who}: {reg['why']}")
+        lines.extend(f"  note: {note}" for note in summary.get("baseline_notes", []))
+    failures = summary.get("gate_failures", [])
+    lines.extend(f"gate failed: {failure}" for failure in failures)
+    if regressions is not None or failures:
+        lines.append("gate: FAILED (exit 2)" if failures else "gate: passed")
+    return lines
+
+
+def render_text(document: Document) -> str:
+    """Any run as text: rows per candidate, summaries, the matrix and ranking when there are
+    several candidates, the composite of an agent run, notes, the baseline check and verdict."""
+    results = document["results"]
+    summary = document["summary"]
+    width = min(max(max((len(r["id"]) for r in results), default=10), 10), 60)
+    ranked = candidates(document)
+    multi = len(ranked) > 1
+    grouped = by_candidate(document)
+    lines: list[str] = []
+    for s in ranked:
+        lines.append(f"candidate {s['candidate']}:" if multi else title(document))
+        lines.extend(_row(r, width) for r in grouped.get(s["candidate"], []))
         lines.append(("  " if multi else "") + "summary: " + summary_line(s))
         lines.append("")
     if multi:
-        lines.extend(_matrix(run, width))
-        lines.append("")
-        lines.extend(_ranking(run.summaries))
-        lines.append("")
-    if not run.summaries:
+        lines += [*_matrix(document, width), "", *_ranking(document), ""]
+    if not ranked:
         lines.append("assay: no candidate outputs")
-    for note in run.notes:
-        lines.append(f"note: {note}")
-    if run.stats:
-        stats = run.stats
-        lines.append(
-            f"calls: {stats.get('calls', 0)} made, {stats.get('cache_hits', 0)} from the cache, "
-            f"{stats.get('errors', 0)} failed; tokens {stats.get('input_tokens', 0)} in / "
-            f"{stats.get('output_tokens', 0)} out; cost ${stats.get('cost_usd', 0.0):.4f}"
-        )
-    if run.mode == "write-baseline":
-        lines.append(f"baseline written: {run.baseline_path}")
-    if run.diff is not None:
-        regs = run.diff.regressions
-        lines.append(f"check against {run.baseline_path}: {len(regs)} regression(s)")
-        for reg in regs:
-            who = f"{reg.candidate}/{reg.id}" if multi else reg.id
-            lines.append(f"  REGRESSED  {who}: {reg.why}")
-        for note in run.diff.notes:
-            lines.append(f"  note: {note}")
-    for failure in run.gate_failures:
-        lines.append(f"gate failed: {failure}")
-    if run.mode == "check" or run.gate_failures:
-        lines.append("gate: FAILED (exit 2)" if run.gate_failures else "gate: passed")
+    lines += composite_lines(summary)
+    if document.get("compare") is not None:
+        lines += _compare(document["compare"])
+    lines.extend(f"note: {note}" for note in summary.get("notes", []))
+    if summary.get("model_calls"):
+        lines.append(_calls(summary["model_calls"]))
+    lines += _gate_lines(document, multi)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_summary(document: Document) -> str:
+    """A saved run's headline (``assay report``): id, time and the composite."""
+    lines = [f"run {document.get('run_id')} ({document.get('created_at')})"]
+    lines += composite_lines(document["summary"]) or [summary_line(document["summary"])]
+    return "\n".join(lines) + "\n"
+
+
+def render_failures(table: Mapping[str, Any]) -> str:
+    """The failure taxonomy table of a saved run (``assay failures``)."""
+    rows = table["failures"]
+    lines = [f"failures in run {table['run_id']}: {len(rows)}"]
+    if rows:
+        width = min(60, max([4, *(len(r["id"]) for r in rows)]))
+        lines.append(f"  {'task':<{width}}  {'category':<17} details")
+        for row in rows:
+            lines.append(f"  {row['id']:<{width}}  {row['category']:<17} {row['details']}")
+    lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in table["counts"].items()))
+    return "\n".join(lines) + "\n"
 
 
 def render_self_test(report: SelfTestReport) -> str:

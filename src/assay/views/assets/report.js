@@ -96,6 +96,7 @@ const GATE = {
     cards.append(card("goldens", t.goldens), card("candidates", D.candidates.length));
     s.append(cards);
     notes(s, v.failures, "gate failed: ");
+    notes(s, D.safety_notes, "safety: ");
     if (v.baseline) s.append(el("p", "muted", "baseline: " + v.baseline));
     if (D.regressions) {
       const r = section("Regressions (" + D.regressions.length + ")", "regressions");
@@ -122,7 +123,8 @@ const GATE = {
     row.cells.forEach((c) => {
       if (!c) return;
       parts.push(c.status, c.decided_by, ...(c.notes || []));
-      (c.checks || []).forEach((k) => { if (!k.passed) parts.push(k.assert, k.reason); });
+      (c.checks || []).forEach((k) => { if (!k.passed) parts.push(k.text, k.reason); });
+      if (c.failure) parts.push(c.failure.category, c.failure.details);
     });
     return parts.filter((p) => p).join("\n").toLowerCase();
   },
@@ -156,67 +158,27 @@ const GATE = {
         " · baseline: " + (LABEL[c.before.status] || c.before.status) + " " +
         num(c.before.score) : "")));
       notes(box, c.notes);
+      if (c.failure || c.telemetry || c.safety) {
+        const facts = [];
+        if (c.failure) facts.push(["category", c.failure.category], ["details", c.failure.details]);
+        if (c.telemetry) facts.push(["cost", "$" + Number(c.telemetry.cost_usd).toFixed(2)],
+          ["duration", Number(c.telemetry.duration_s).toFixed(1) + " s"],
+          ["tests failed", c.telemetry.tests_failed]);
+        if (c.safety) facts.push(["safety", c.safety]);
+        box.append(table(["", ""], facts, null, true));
+      }
       pre(box, "Output", c.output, c.has_output ? null : "no output");
       if (c.checks && c.checks.length) {
         box.append(el("h4", null, "Checks"));
         box.append(table(["", "assert", "op", "reason", "evidence"], c.checks.map((k) => [
-          chip(k.passed ? "pass" : "fail"), k.assert, k.op, k.reason || "",
-          k.evidence === undefined ? "" : el("pre", null, brief(k.evidence))])));
+          chip(k.passed ? "pass" : "fail"), k.text, k.op, k.reason || "",
+          k.evidence == null ? "" : el("pre", null, brief(k.evidence))])));
       }
     });
   },
 };
 
-const AGENT = {
-  statuses: ["pass", "fail"],
-  header() { return ["task", "tier", "title", "result", "category", "details", "cost", "time"]; },
-  summary() {
-    const sm = D.summary, comp = sm.composite;
-    const s = section("Summary", "summary"), cards = el("div", "cards");
-    cards.append(card("score", num(comp.score)), card("tasks passed",
-      sm.passed + " / " + sm.tasks), card("cost", "$" + Number(sm.total_cost_usd).toFixed(2)),
-      card("tiers", (sm.tiers || []).join(", ")));
-    s.append(cards);
-    if (D.run_id) s.append(el("p", "muted", "run " + D.run_id + " · " + (D.created_at || "")));
-    notes(s, sm.safety_notes, "safety: ");
-    compositeSection(comp, false);
-  },
-  counts() {
-    const passed = D.rows.filter((r) => r.passed).length;
-    return {"pass": passed, "fail": D.rows.length - passed};
-  },
-  statusesOf(row) { return [row.passed ? "pass" : "fail"]; },
-  search(row) {
-    const f = row.failure || {};
-    return [row.id, row.tier, row.title, row.passed ? "pass" : "fail", f.category, f.details]
-      .filter((p) => p).join("\n").toLowerCase();
-  },
-  row(tr, row) {
-    const f = row.failure || {};
-    tr.append(el("td", "id", row.id), el("td", null, row.tier), el("td", null, row.title || ""));
-    const st = row.passed ? "pass" : "fail";
-    tr.append(el("td", "cell st-" + st, LABEL[st]), el("td", null, f.category || ""),
-      el("td", null, f.details || ""), el("td", "num", "$" + Number(row.cost_usd || 0).toFixed(2)),
-      el("td", "num", Number(row.duration_s || 0).toFixed(1) + " s"));
-  },
-  detail(panel, row) {
-    panel.append(el("h3", "mono", row.id));
-    panel.append(el("div", "muted", "tier " + row.tier + (row.title ? " · " + row.title : "")));
-    const f = row.failure;
-    const facts = [["result", chip(row.passed ? "pass" : "fail")],
-      ["telemetry", row.telemetry ? "yes" : "no"], ["tests failed", row.tests_failed]];
-    if (f) facts.push(["category", f.category], ["details", f.details]);
-    if (row.safety) facts.push(["safety", row.safety]);
-    panel.append(table(["", ""], facts, null, true));
-    if (row.checks && row.checks.length) {
-      panel.append(el("h4", null, "Output checks"));
-      panel.append(table(["", "op"], row.checks.map((k) => [chip(k.passed ? "pass" : "fail"),
-        k.op]), null, true));
-    }
-  },
-};
-
-const K = D.kind === "agent" ? AGENT : GATE;
+const K = GATE;
 document.title = D.title;
 byId("title").textContent = D.title;
 byId("subtitle").textContent = D.subtitle;
