@@ -12,11 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.asserts import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, run_assert
+from assay.asserts import (
+    DEFAULT_CONTEXT,
+    CheckContext,
+    CheckResult,
+    OutputView,
+    as_text,
+    run_assert,
+)
 from assay.goldens import Golden
 from assay.results import Result
 from assay.similarity import SimilarityFn
-from assay.vocabulary import TIER1, TIER3, tier2
+from assay.vocabulary import TIER1, TIER3, Status, tier2
 
 NO_OUTPUT: Final[Any] = object()
 
@@ -27,6 +34,21 @@ class CallFailed:
     no content). Scored as ``error``, never a pass."""
 
     message: str
+
+
+def _decided(
+    golden: Golden,
+    candidate: str,
+    status: Status,
+    score: float | None,
+    decided_by: str | None,
+    checks: tuple[CheckResult, ...] = (),
+    notes: tuple[str, ...] = (),
+) -> Result:
+    passed = True if status == "pass" else None if status == "needs-judge" else False
+    return Result(
+        golden.id, golden.tier, candidate, status, passed, score, decided_by, checks, notes
+    )
 
 
 def evaluate(
@@ -40,31 +62,16 @@ def evaluate(
 ) -> Result:
     """Decide one (candidate, golden) pair. Never raises for a bad assert or output."""
     if output is NO_OUTPUT:
-        return Result(
-            golden.id,
-            golden.tier,
-            candidate,
-            "no-output",
-            False,
-            0.0,
-            None,
-            notes=("no output for this golden",),
+        return _decided(
+            golden, candidate, "no-output", 0.0, None, (), ("no output for this golden",)
         )
+    status: Status
     if golden.asserts:
         view = OutputView(output)
         checks = tuple(run_assert(spec, view, ctx) for spec in golden.asserts)
         passed_count = sum(1 for c in checks if c.passed)
-        passed = passed_count == len(checks)
-        return Result(
-            golden.id,
-            golden.tier,
-            candidate,
-            "pass" if passed else "fail",
-            passed,
-            passed_count / len(checks),
-            TIER1,
-            checks,
-        )
+        status = "pass" if passed_count == len(checks) else "fail"
+        return _decided(golden, candidate, status, passed_count / len(checks), TIER1, checks)
     notes: list[str] = []
     if not golden.has_expected:
         notes.append("tier 2 skipped: the golden has no expected value")
@@ -72,37 +79,17 @@ def evaluate(
         notes.append("tier 2 skipped: no similarity backend configured")
     else:
         score = max(0.0, min(1.0, similarity(as_text(output), as_text(golden.expected))))
-        passed = score >= golden.threshold
-        if not passed:
+        status = "pass" if score >= golden.threshold else "fail"
+        if status == "fail":
             notes.append(f"similarity {score:.3f} below threshold {golden.threshold:g}")
-        return Result(
-            golden.id,
-            golden.tier,
-            candidate,
-            "pass" if passed else "fail",
-            passed,
-            score,
-            tier2(similarity_name),
-            (),
-            tuple(notes),
-        )
+        return _decided(golden, candidate, status, score, tier2(similarity_name), (), tuple(notes))
     notes.append("tier 3: needs a judge (not called in deterministic mode)")
-    return Result(
-        golden.id,
-        golden.tier,
-        candidate,
-        "needs-judge",
-        None,
-        None,
-        TIER3,
-        (),
-        tuple(notes),
-    )
+    return _decided(golden, candidate, "needs-judge", None, TIER3, (), tuple(notes))
 
 
 def error_result(golden: Golden, candidate: str, message: str) -> Result:
     """A pair that could not be scored (e.g. the model call failed): never a pass."""
-    return Result(golden.id, golden.tier, candidate, "error", False, 0.0, None, (), (message,))
+    return _decided(golden, candidate, "error", 0.0, None, (), (message,))
 
 
 def combine_repeats(results: Sequence[Result]) -> Result:

@@ -10,9 +10,10 @@ are identical to a sequential run's.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 from assay.asserts import CheckResult
 from assay.comparison._abort import AbortSignal
@@ -23,6 +24,8 @@ from assay.results import CandidateSummary, Result, rank, summarize
 from assay.validate import is_number
 from assay.vocabulary import SCORER, Status
 
+P = ParamSpec("P")
+T = TypeVar("T")
 RunCandidate = Callable[[Any, Any, AbortSignal], Awaitable[Any]]
 Scorer = Callable[[dict[str, Any], AbortSignal], Any]
 
@@ -145,24 +148,24 @@ async def evaluate_prompt_candidates(
     )
 
 
-def evaluate_prompt_candidates_sync(
-    candidates: Sequence[Any],
-    items: Sequence[Any],
-    run_candidate: RunCandidate,
-    scorer: Scorer,
-    signal: AbortSignal,
-    max_concurrency: int = 1,
-) -> list[CandidateSummary]:
-    """Blocking form of :func:`evaluate_prompt_candidates` for scripts and tests."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            evaluate_prompt_candidates(
-                candidates, items, run_candidate, scorer, signal, max_concurrency
-            )
+def _blocking(function: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking form of a coroutine function, with its signature; it refuses to run inside
+    an event loop, where ``asyncio.run`` would fail."""
+
+    @functools.wraps(function)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(function(*args, **kwargs))
+        raise ValidationError(
+            f"{function.__name__}_sync cannot run inside an event loop; "
+            f"await {function.__name__} instead"
         )
-    raise ValidationError(
-        "evaluate_prompt_candidates_sync cannot run inside an event loop; "
-        "await evaluate_prompt_candidates instead"
-    )
+
+    blocking.__name__ = blocking.__qualname__ = f"{function.__name__}_sync"
+    blocking.__doc__ = f"Blocking form of :func:`{function.__name__}` (same arguments)."
+    return blocking
+
+
+evaluate_prompt_candidates_sync = _blocking(evaluate_prompt_candidates)
