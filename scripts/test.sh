@@ -25,6 +25,8 @@ elif [ -n "$torch_wheel" ]; then
     extras="dev,embeddings"
 fi
 pip install -q -e ".[$extras]"
+# A real plugin package: its entry points are what tests/test_plugins.py loads.
+pip install -q ./tests/plugin_pkg
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check

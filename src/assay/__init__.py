@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 
 if TYPE_CHECKING:
-    from assay.asserts import AssertSpec, CheckContext, CheckResult, parse_assert, run_assert
+    from assay.asserts import (
+        AssertSpec,
+        CheckContext,
+        CheckResult,
+        parse_assert,
+        register_op,
+        run_assert,
+    )
     from assay.baseline import Regression
     from assay.cascade import evaluate
     from assay.comparison import (
@@ -79,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "load_outputs": "outputs",
     "load_suite": "goldens",
     "parse_assert": "asserts",
+    "register_op": "asserts",
     "run_assert": "asserts",
     "run_gate": "gate",
     "self_test": "goldens",

@@ -4,17 +4,30 @@ sentence-embedding model (``embedding``: all-MiniLM-L6-v2, cosine similarity).
 The embedding backend is an optional extra (``pip install 'assay[embeddings]'``); its heavy
 imports happen only when it is chosen, and it batches: :meth:`EmbeddingSimilarity.prime` encodes
 every text of a run in a few large batches before the per-pair calls read the cache.
+
+A ``pkg/name`` backend comes from an installed package's ``assay.similarity`` entry point: a
+factory called with no arguments that returns ``(a: str, b: str) -> float`` in [0, 1] (see
+docs/plugins.md). :data:`BUILTIN_BACKENDS` and :func:`is_known_backend` are the one source of
+backend names for the config validator and the CLI.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from assay.errors import ConfigError
+from assay.plugins import (
+    SIMILARITY_GROUP,
+    PluginError,
+    entry_point_of,
+    find_plugin,
+    has_plugin,
+)
 
 SimilarityFn = Callable[[str, str], float]
-BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")
+BUILTIN_BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")
 EMBEDDINGS_EXTRA: Final = "pip install 'assay[embeddings]'"
 
 
@@ -79,11 +92,84 @@ class EmbeddingSimilarity:
         return max(0.0, min(1.0, float(self._vectors[a] @ self._vectors[b])))
 
 
+def is_known_backend(name: object) -> bool:
+    """Whether ``name`` is a built-in backend or an installed ``pkg/name`` plugin backend.
+
+    Only a namespaced name makes it read the installed packages; nothing is imported.
+
+    Args:
+        name: a backend name from the config or the command line.
+    """
+    if name in BUILTIN_BACKENDS:
+        return True
+    return isinstance(name, str) and has_plugin(SIMILARITY_GROUP, name)
+
+
+def known_backends_text() -> str:
+    """The accepted backend names, for messages (the built-ins, then the plugin rule; nothing
+    is read from the installed packages)."""
+    return f"{', '.join(BUILTIN_BACKENDS)} or an installed plugin backend 'pkg/name'"
+
+
+class PluginSimilarity:
+    """A plugin backend behind the built-ins' guarantees: every score is a number in [0, 1],
+    and a backend that raises or returns a non-number (NaN included: clamped, it would silently
+    pass or fail an output) stops the run with an error naming the plugin."""
+
+    def __init__(self, where: str, fn: Callable[..., Any]):
+        self.where = where
+        self.fn = fn
+
+    def prime(self, texts: Iterable[str]) -> None:
+        """Hand the run's texts to the backend's own ``prime`` when it has one (batching)."""
+        prime = getattr(self.fn, "prime", None)
+        if prime is None:
+            return
+        try:
+            prime(texts)
+        except Exception as exc:
+            raise PluginError(
+                f"{self.where} failed in prime(): {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def __call__(self, a: str, b: str) -> float:
+        try:
+            score = self.fn(a, b)
+        except Exception as exc:
+            raise PluginError(f"{self.where} raised {type(exc).__name__}: {exc}") from exc
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not math.isfinite(score)
+        ):
+            raise PluginError(f"{self.where} returned {score!r}, not a finite number")
+        # Clamped like the built-ins (a cosine can land a rounding error outside [0, 1]).
+        return max(0.0, min(1.0, float(score)))
+
+
+def _plugin_backend(name: str) -> SimilarityFn:
+    factory = find_plugin(SIMILARITY_GROUP, name)
+    if factory is None:
+        raise ConfigError(
+            f"unknown similarity backend {name!r} (use {known_backends_text()})",
+            field="similarity",
+        )
+    where = f"similarity plugin {name!r} (entry point {entry_point_of(SIMILARITY_GROUP, name)})"
+    try:
+        fn = factory()
+    except Exception as exc:
+        raise PluginError(f"{where} cannot start: {type(exc).__name__}: {exc}") from exc
+    if not callable(fn):
+        raise PluginError(f"{where} returned a {type(fn).__name__}, not a function (a, b)")
+    return PluginSimilarity(where, fn)
+
+
 def get_backend(name: str) -> SimilarityFn | None:
     """The similarity function for ``name`` (None for 'none').
 
     Raises:
         ConfigError: an unknown backend, or 'embedding' without the extra installed.
+        PluginError: a plugin backend that cannot load or whose factory fails.
     """
     if name == "none":
         return None
@@ -93,7 +179,4 @@ def get_backend(name: str) -> SimilarityFn | None:
         return _rapidfuzz
     if name == "embedding":
         return EmbeddingSimilarity()
-    raise ConfigError(
-        f"unknown similarity backend {name!r} (use one of {', '.join(BACKENDS)})",
-        field="similarity",
-    )
+    return _plugin_backend(name)

@@ -1,15 +1,22 @@
-"""The op table and the one place where paths, negation and bad arguments are handled."""
+"""The op table and the one place where paths, negation and bad arguments are handled.
+
+The table is open: after a miss among the built-in ops, an op named ``pkg/name`` is looked up
+among the ops registered in-process (:func:`register_op`) and then among the installed
+``assay.ops`` entry points (:mod:`assay.plugins`). Every op, built-in or not, goes through
+the same path, argument and negation handling below.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Final, overload
 
-from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView
+from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text
 from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
 from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
-from assay.asserts._spec import AssertSpec
+from assay.asserts._spec import NOT_PREFIX, AssertSpec
 from assay.asserts._sql import op_is_sql, op_is_sql_ish
 from assay.asserts._text import (
     op_contains,
@@ -21,11 +28,16 @@ from assay.asserts._text import (
     op_regex,
     op_starts_with,
 )
+from assay.errors import ValidationError
+from assay.plugins import OPS_GROUP, find_plugin, is_plugin_name, track_cache
 
 Handler = Callable[[OutputView, Mapping[str, Any], CheckContext], Outcome]
 
-# op -> (handler, the arguments it accepts besides 'path').
-OPS: Final[dict[str, tuple[Handler, frozenset[str]]]] = {
+# A handler and the arguments it accepts besides 'path'.
+OpEntry = tuple[Handler, frozenset[str]]
+
+# op -> (handler, accepted arguments). A plain dict for the hot lookup in run_assert.
+_BUILTIN: Final[dict[str, OpEntry]] = {
     "equals": (op_equals, frozenset({"value"})),
     "contains": (op_contains, frozenset({"value", "case_insensitive"})),
     "icontains": (op_icontains, frozenset({"value"})),
@@ -42,8 +54,156 @@ OPS: Final[dict[str, tuple[Handler, frozenset[str]]]] = {
     "levenshtein": (op_levenshtein, frozenset({"value", "threshold"})),
 }
 
+# The built-in ops, read-only: adding an op goes through register_op or an entry point, so
+# every list of known ops stays true (mutating this table used to leave KNOWN_OPS stale).
+OPS: Final[Mapping[str, OpEntry]] = MappingProxyType(_BUILTIN)
+
 # Listed in the design as an op of its own; it is the negation of contains.
-KNOWN_OPS: Final[tuple[str, ...]] = tuple(sorted([*OPS, "not-contains"]))
+_ALIASES: Final = ("not-contains",)
+
+# Ops registered in-process with register_op, and plugin ops loaded from entry points.
+_REGISTERED: dict[str, OpEntry] = {}
+_PLUGINS: dict[str, OpEntry] = {}
+track_cache(_PLUGINS)
+
+# A plugin op is called with the output and the assert's 'value'; nothing else is passed.
+_PLUGIN_ARGS: Final = frozenset({"value"})
+
+# What a plugin op is: fn(output text, the assert's value) -> passed, or (passed, reason).
+PluginOp = Callable[[str, Any], bool | tuple[bool, str]]
+
+
+class _KnownOps(Sequence[str]):
+    """The op names run_assert accepts without reading installed packages, sorted, computed on
+    every use: the built-in ops, ``not-contains`` and the ops given to :func:`register_op`.
+
+    Entry point ops are not listed, so reading this never scans installed packages; see
+    ``assay.plugins.plugin_names('assay.ops')`` for those.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(sorted([*_BUILTIN, *_ALIASES, *_REGISTERED]))
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(_BUILTIN) + len(_ALIASES) + len(_REGISTERED)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in _BUILTIN or name in _ALIASES or name in _REGISTERED
+
+    def __repr__(self) -> str:
+        return f"KNOWN_OPS{self._names()!r}"
+
+
+KNOWN_OPS: Final[Sequence[str]] = _KnownOps()
+
+
+def _plugin_entry(name: str, fn: PluginOp) -> OpEntry:
+    """Adapt a plugin function to the handler interface.
+
+    A plugin that raises or returns something other than a bool or a ``(bool, reason)`` pair
+    is an ArgumentProblem: always a failed check, negated or not, so a broken plugin can never
+    make an assert pass.
+    """
+
+    def handler(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+        try:
+            verdict = fn(as_text(view.raw), args.get("value"))
+        except Exception as exc:
+            raise ArgumentProblem(
+                f"plugin op '{name}' raised {type(exc).__name__}: {exc}",
+                {"reason": "plugin_raised", "plugin": name},
+            ) from None
+        passed: Any = verdict
+        reason: Any = None
+        if isinstance(verdict, tuple) and len(verdict) == 2:
+            passed, reason = verdict
+        # Strictly a bool: a truthy string or None must not be read as a verdict.
+        if not isinstance(passed, bool) or not (reason is None or isinstance(reason, str)):
+            raise ArgumentProblem(
+                f"plugin op '{name}' returned {_short_repr(verdict)},"
+                " not a bool or a (bool, reason) pair",
+                {"reason": "plugin_bad_result", "plugin": name},
+            )
+        if passed:
+            return True, None, None
+        return False, reason or f"output does not satisfy '{name}'", None
+
+    return handler, _PLUGIN_ARGS
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def register_op(name: str, fn: PluginOp) -> None:
+    """Add an assert op for this process, without packaging an entry point.
+
+    The op works like a plugin op: ``fn(output, value)`` gets the output as text (the value at
+    ``path`` when the assert has one) and the assert's ``value`` (None when absent), and returns
+    a bool or a ``(passed, reason)`` pair. ``not-<name>`` negates it like any op. An op
+    registered here is used before an installed entry point of the same name.
+
+    Args:
+        name: a namespaced ``pkg/name`` (e.g. ``'myorg/ends-with'``); built-in names have no
+            slash, so a registered op can never replace one.
+        fn: the check.
+
+    Raises:
+        ValidationError: the name is not namespaced, starts with ``not-`` (the negation
+            prefix), is already registered, or ``fn`` is not callable.
+    """
+    if name in _BUILTIN or name in _ALIASES:
+        raise ValidationError(f"{name!r} is a built-in op and cannot be replaced", field="name")
+    if not is_plugin_name(name):
+        raise ValidationError(
+            f"op name {name!r} must be namespaced like 'pkg/name' (e.g. 'myorg/ends-with')",
+            field="name",
+        )
+    if name.startswith(NOT_PREFIX):
+        raise ValidationError(
+            f"op name {name!r} cannot start with {NOT_PREFIX!r}: that prefix negates an op",
+            field="name",
+        )
+    if name in _REGISTERED:
+        raise ValidationError(f"op {name!r} is already registered", field="name")
+    if not callable(fn):
+        raise ValidationError(f"the op {name!r} must be callable", field="fn")
+    _REGISTERED[name] = _plugin_entry(name, fn)
+
+
+def find_op(op: str) -> OpEntry | None:
+    """The handler of ``op`` (without any ``not-`` prefix), or None when no op has that name.
+
+    Built-in ops first, then registered ops, then (for a namespaced name only) the installed
+    ``assay.ops`` entry points, read once per process.
+
+    Raises:
+        PluginError: an installed plugin op of that name cannot load.
+    """
+    entry = _BUILTIN.get(op) or _REGISTERED.get(op) or _PLUGINS.get(op)
+    if entry is not None:
+        return entry
+    if not is_plugin_name(op):
+        return None
+    fn = find_plugin(OPS_GROUP, op)
+    if fn is None:
+        return None
+    entry = _PLUGINS[op] = _plugin_entry(op, fn)
+    return entry
+
 
 _IGNORED_ARGS = frozenset({"description", "name"})
 
@@ -55,10 +215,24 @@ def _failed(spec: AssertSpec, reason: str, evidence: dict[str, Any] | None = Non
 def run_assert(
     spec: AssertSpec, output: OutputView, ctx: CheckContext = DEFAULT_CONTEXT
 ) -> CheckResult:
-    """Run one assert on one output. Never raises for a bad assert: it fails closed."""
-    entry = OPS.get(spec.op)
+    """Run one assert on one output. Never raises for a bad assert: it fails closed.
+
+    An unknown op, a bad argument, or a plugin op that raises or returns nonsense is a failed
+    check (negated or not).
+
+    Raises:
+        PluginError: the op names an installed plugin that cannot load. That is a broken
+            installation, not a verdict on the output, so it stops the run instead of being
+            recorded (and perhaps baselined) as a failed check.
+    """
+    entry = _BUILTIN.get(spec.op) or find_op(spec.op)
     if entry is None:
-        return _failed(spec, f"unknown op '{spec.full_op}'", {"reason": "unknown_op"})
+        hint = (
+            " (no installed plugin or registered op has that name)"
+            if is_plugin_name(spec.op)
+            else ""
+        )
+        return _failed(spec, f"unknown op '{spec.full_op}'{hint}", {"reason": "unknown_op"})
     handler, accepted = entry
     unknown = [k for k in spec.args if k not in accepted and k != "path" and k not in _IGNORED_ARGS]
     if unknown:

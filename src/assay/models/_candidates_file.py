@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.models.providers import PROVIDER_TYPES, ProviderConfig
+from assay.models.providers import (
+    ProviderConfig,
+    is_known_provider_type,
+    known_provider_types_text,
+)
 
 _FIELDS = {f.name: f for f in dataclasses.fields(ProviderConfig)}
 _INTS = ("max_concurrency", "max_retries", "max_tokens")
@@ -73,9 +77,9 @@ def provider_config(
             raise ConfigError("must be a number >= 0", source=source, field=where)
         if key in _STRINGS and not isinstance(value, str):
             raise ConfigError("must be a string", source=source, field=where)
-    if merged.get("type") not in PROVIDER_TYPES:
+    if not is_known_provider_type(merged.get("type")):
         raise ConfigError(
-            f"provider type must be one of {', '.join(PROVIDER_TYPES)}",
+            f"provider type must be one of {known_provider_types_text()}",
             source=source,
             field=f"{field}.type",
         )

@@ -1,12 +1,42 @@
-"""Model providers: one small module each, one interface (``complete(prompt)``)."""
+"""Model providers: one small module each, one interface (``complete(prompt)``).
+
+Besides the built-in types, a ``pkg/name`` type is looked up among the installed packages'
+``assay.providers`` entry points, each naming a class or factory ``(ProviderConfig) ->
+Provider`` (see docs/plugins.md). A plugin provider is wrapped so that whatever it does wrong
+is an error of the call or of the run, naming the plugin, never a crash.
+"""
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from assay.models.providers._base import Completion, Provider, ProviderConfig, ProviderError
+from assay.plugins import PROVIDERS_GROUP, PluginError, entry_point_of, find_plugin, has_plugin
 
+# The built-in provider types: the one list every validator and message reads.
 PROVIDER_TYPES: Final = ("openai", "command", "python", "echo")
+
+ProviderFactory = Callable[[ProviderConfig], Provider]
+
+
+def is_known_provider_type(name: object) -> bool:
+    """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type.
+
+    Only a namespaced name makes it read the installed packages; nothing is imported.
+
+    Args:
+        name: the ``type`` of a provider setting (anything; only strings can qualify).
+    """
+    if name in PROVIDER_TYPES:
+        return True
+    return isinstance(name, str) and has_plugin(PROVIDERS_GROUP, name)
+
+
+def known_provider_types_text() -> str:
+    """The accepted types, for messages (the built-ins, then the plugin rule; nothing is read
+    from the installed packages)."""
+    return f"{', '.join(PROVIDER_TYPES)} or an installed plugin type 'pkg/name'"
 
 
 def make_provider(config: ProviderConfig) -> Provider:
@@ -14,6 +44,7 @@ def make_provider(config: ProviderConfig) -> Provider:
 
     Raises:
         ValueError: an unknown type or a setting the provider needs is missing.
+        PluginError: a plugin type that cannot load, or whose factory fails.
     """
     if config.type == "openai":
         from assay.models.providers.openai import OpenAIProvider
@@ -31,7 +62,63 @@ def make_provider(config: ProviderConfig) -> Provider:
         from assay.models.providers.echo import EchoProvider
 
         return EchoProvider(config)
-    raise ValueError(f"unknown provider type {config.type!r} (use {', '.join(PROVIDER_TYPES)})")
+    factory = find_plugin(PROVIDERS_GROUP, config.type)
+    if factory is None:
+        raise ValueError(
+            f"unknown provider type {config.type!r} (use {known_provider_types_text()})"
+        )
+    where = f"plugin {config.type!r} (entry point {entry_point_of(PROVIDERS_GROUP, config.type)})"
+    try:
+        provider = factory(config)
+    except Exception as exc:
+        raise PluginError(f"{where} cannot start: {type(exc).__name__}: {exc}") from exc
+    if not callable(getattr(provider, "complete", None)):
+        raise PluginError(f"{where} made a {type(provider).__name__}, which has no complete()")
+    return _PluginProvider(where, provider, config)
+
+
+class _PluginProvider:
+    """A plugin's provider behind the built-ins' guarantees.
+
+    The runner only handles ProviderError: any other exception, a result that is not a
+    Completion, or a call that outlives ``timeout_s`` becomes one, naming the plugin.
+    """
+
+    def __init__(self, where: str, inner: Any, config: ProviderConfig):
+        self.where = where
+        self.inner = inner
+        self.config = config
+
+    async def complete(self, prompt: str) -> Completion:
+        import asyncio  # only a run that calls a model pays for asyncio
+
+        try:
+            result = await asyncio.wait_for(self.inner.complete(prompt), self.config.timeout_s)
+        except TimeoutError:
+            raise ProviderError(
+                f"{self.where} timed out after {self.config.timeout_s:g} s", retryable=True
+            ) from None
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(
+                f"{self.where} raised {type(exc).__name__}: {exc}", retryable=False
+            ) from None
+        if not isinstance(result, Completion):
+            raise ProviderError(
+                f"{self.where} returned a {type(result).__name__}, not a Completion",
+                retryable=False,
+            )
+        return result
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is None:
+            return
+        try:
+            await close()
+        except Exception as exc:
+            raise PluginError(f"{self.where} failed to close: {type(exc).__name__}: {exc}") from exc
 
 
 __all__ = [
@@ -40,5 +127,8 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderError",
+    "ProviderFactory",
+    "is_known_provider_type",
+    "known_provider_types_text",
     "make_provider",
 ]
