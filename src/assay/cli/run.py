@@ -83,6 +83,10 @@ def run_command(
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
+    if self_test and (write_baseline or check):
+        raise click.UsageError("--self-test checks the goldens; it takes no baseline flag")
+    if example and path is not None:
+        raise click.UsageError("--example runs the packaged goldens; it takes no PATH")
     if as_json and fmt not in (None, "json"):
         raise click.UsageError(f"--json and --format {fmt} cannot be used together")
     sources = [
