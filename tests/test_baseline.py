@@ -244,7 +244,7 @@ def test_write_is_atomic_when_replace_fails(
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError, match="disk on fire"):
+    with pytest.raises(BaselineError, match="disk on fire"):
         baseline.write(path, make_doc([result("g1", "fail")], [golden("g1")]))
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["assay-baseline.json"]

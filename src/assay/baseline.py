@@ -18,7 +18,7 @@ from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
 from assay.goldens import Golden
-from assay.io import atomic_write_text, dump_json
+from assay.io import atomic_write_text, dump_json, read_json
 from assay.results import CandidateSummary, Result
 
 SCHEMA_VERSION: Final = 1
@@ -108,18 +108,9 @@ def load(path: Path) -> dict[str, Any]:
         BaselineError: missing, unreadable, not JSON, or of an unknown schema version.
     """
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BaselineError(
-            "no baseline file; run `assay run ... --write-baseline` first", source=source
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"cannot read the baseline: {exc}", source=source) from None
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise BaselineError(f"the baseline is not valid JSON: {exc}", source=source) from None
+    document = read_json(
+        path, BaselineError, missing="no baseline file; run `assay run ... --write-baseline` first"
+    )
     if not isinstance(document, dict):
         raise BaselineError("the baseline must be a JSON object", source=source)
     version = document.get("schema_version")
@@ -147,12 +138,12 @@ def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> No
     none: an empty or wrong outputs file would otherwise silently disarm the gate.
 
     Raises:
-        BaselineError: on that refusal.
+        BaselineError: on that refusal, or when the file cannot be written (the old one is kept).
     """
     if not force and decided_count(document) == 0 and path.exists():
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            old = read_json(path, BaselineError)
+        except BaselineError:  # unreadable: nothing decided in it is lost by replacing it
             old = None
         if isinstance(old, dict) and decided_count(old) > 0:
             raise BaselineError(
@@ -160,7 +151,7 @@ def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> No
                 "one that decides none (check the outputs file; --force overrides)",
                 source=str(path),
             )
-    atomic_write_text(path, dump_json(document))
+    atomic_write_text(path, dump_json(document), BaselineError)
 
 
 def _why_failed(result: Result) -> str:

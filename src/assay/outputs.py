@@ -7,37 +7,23 @@ object; otherwise it is one candidate's map (candidate ``default``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from assay.errors import OutputsError
-from assay.io import decode_utf8, iter_jsonl_objects
+from assay.io import iter_jsonl_objects, read_json
 from assay.results import DEFAULT_CANDIDATE
 
 Outputs = dict[str, dict[str, Any]]
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise OutputsError(
-            "outputs file not found (nothing can be scored without candidate outputs)",
-            source=str(path),
-        ) from None
-    except IsADirectoryError:
-        raise OutputsError("expected an outputs file, got a folder", source=str(path)) from None
-    except OSError as exc:
-        raise OutputsError(
-            f"cannot read the outputs file: {exc.strerror}", source=str(path)
-        ) from None
+_MISSING = "outputs file not found (nothing can be scored without candidate outputs)"
 
 
 def _from_jsonl(path: Path) -> Outputs:
     out: Outputs = {}
-    for where, row in iter_jsonl_objects(path, OutputsError):
+    for where, row in iter_jsonl_objects(path, OutputsError, missing=_MISSING):
         golden_id = row.get("id")
         if not isinstance(golden_id, str) or not golden_id:
             raise OutputsError("each row needs a string id", source=where, field="id")
@@ -67,13 +53,9 @@ def load_outputs(path: Path | str, golden_ids: Collection[str] = ()) -> Outputs:
     """
     path = Path(path)
     source = str(path)
-    text = decode_utf8(_read(path), source, OutputsError)
     if path.suffix == ".jsonl":
         return _from_jsonl(path)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise OutputsError(f"invalid JSON: {exc}", source=source) from None
+    data = read_json(path, OutputsError, missing=_MISSING)
     if not isinstance(data, dict):
         raise OutputsError("an outputs file must be a JSON object (or JSONL rows)", source=source)
     ids = set(golden_ids)

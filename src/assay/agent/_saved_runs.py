@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import RunStoreError
-from assay.io import atomic_create_text
+from assay.io import atomic_create_text, read_json
 
 RUN_SCHEMA_VERSION: Final = 1
 _PREFIX: Final = "eval_run_"
@@ -32,7 +32,7 @@ def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) 
         record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, **document}
         # Compact: run records are read by assay, and big runs are 10x faster to write so.
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        if atomic_create_text(folder / f"{run_id}.json", text):
+        if atomic_create_text(folder / f"{run_id}.json", text, RunStoreError):
             return run_id
     raise RunStoreError("could not find a free run file name", source=str(folder))
 
@@ -73,10 +73,7 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
             field="--run",
         )
     path = runs_dir(root) / f"{run_id}.json"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise RunStoreError(f"cannot read the run record: {exc}", source=str(path)) from None
+    document = read_json(path, RunStoreError)
     if not isinstance(document, dict) or document.get("schema_version") != RUN_SCHEMA_VERSION:
         raise RunStoreError(
             "unknown run record schema version", source=str(path), field="schema_version"

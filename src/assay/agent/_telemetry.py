@@ -7,7 +7,6 @@ Only ``task_id`` is required; a missing field takes its zero value. Unknown fiel
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import TelemetryError
-from assay.io import iter_jsonl_objects
+from assay.io import iter_jsonl_objects, read_json
 
 _COUNTS: Final = (
     "turns_used",
@@ -156,13 +155,7 @@ def _iter_folder(folder: Path) -> Iterator[Telemetry]:
         if path.name.startswith((".", "_")):
             continue
         source = str(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            raise TelemetryError(f"not valid UTF-8 (offset {exc.start})", source=source) from None
-        except ValueError as exc:
-            raise TelemetryError(f"invalid JSON: {exc}", source=source) from None
-        record = parse_record(data, source)
+        record = parse_record(read_json(path, TelemetryError), source)
         if record.task_id != path.stem:
             raise TelemetryError(
                 f"task_id {record.task_id!r} does not match the file name",

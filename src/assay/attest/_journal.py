@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.attest._canonical import canonical_json
-from assay.errors import ValidationError
+from assay.errors import AssayError, ValidationError
+from assay.io import append_bytes
 
 GENESIS: Final = "0" * 64
+_BOM: Final = b"\xef\xbb\xbf"
 KINDS: Final = ("read", "write", "exec", "net", "tool", "message")
 OPTIONAL: Final = ("path", "endpoint", "command", "content")
 
@@ -44,13 +46,19 @@ class JournalError(Exception):
 def iter_events(path: Path) -> Iterator[dict[str, Any]]:
     """Events in order, each checked: canonical bytes, index, chain link and hash.
 
+    A leading UTF-8 BOM is tolerated (assay's one BOM policy): it is no part of any event, so
+    the chain and the hashes are unaffected.
+
     Raises:
         JournalError: naming the line and what is wrong.
+        OSError: the journal cannot be read (callers name the file).
     """
     prev = GENESIS
     with open(path, "rb") as handle:
         for lineno, raw in enumerate(handle, start=1):
             line = raw[:-1] if raw.endswith(b"\n") else raw
+            if lineno == 1:
+                line = line.removeprefix(_BOM)
             try:
                 event = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
@@ -82,13 +90,21 @@ class Journal:
         self.fsync = fsync
         self._next = 0
         self._head = GENESIS
-        if self.path.exists() and self.path.stat().st_size:
+        if self._size():
             check = self.verify()
             if not check.ok:
                 raise ValidationError(
                     f"the journal is broken: {check.reason}", source=str(self.path)
                 )
             self._next, self._head = check.events, check.head
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise AssayError(f"cannot read: {exc.strerror}", source=str(self.path)) from None
 
     @property
     def head(self) -> str:
@@ -103,7 +119,12 @@ class Journal:
         command: str | None = None,
         content: str | None = None,
     ) -> dict[str, Any]:
-        """Append one event and return it (with its hash)."""
+        """Append one event and return it (with its hash).
+
+        Raises:
+            ValidationError: a bad kind or field. AssayError: the journal cannot be written
+                (the file is left as it was).
+        """
         if kind not in KINDS:
             raise ValidationError(
                 f"unknown event kind {kind!r} (use {', '.join(KINDS)})", field="kind"
@@ -121,11 +142,7 @@ class Journal:
                 event[name] = value
         event["prev_hash"] = self._head
         event["hash"] = event_hash(event)
-        with open(self.path, "ab") as handle:
-            handle.write(canonical_json(event) + b"\n")
-            handle.flush()
-            if self.fsync:
-                os.fsync(handle.fileno())
+        append_bytes(self.path, canonical_json(event) + b"\n", fsync=self.fsync)
         self._next += 1
         self._head = event["hash"]
         return event

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from assay.errors import ConfigError
+from assay.io import atomic_create_text, read_text
 
 KEY_BYTES = 32
 
@@ -42,20 +43,14 @@ def keygen(path: Path) -> str:
         ConfigError: the file exists or cannot be created.
     """
     key = secrets.token_bytes(KEY_BYTES)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        raise ConfigError(
-            "a key file already exists; refusing to overwrite it", source=str(path)
-        ) from None
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise ConfigError(f"cannot create the key file: {exc.strerror}", source=str(path)) from None
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(key.hex() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(path, 0o600)
+        raise ConfigError(f"cannot create its folder: {exc.strerror}", source=str(path)) from None
+    # Exclusive and atomic: never replaces or follows anything already at ``path`` (a dangling
+    # symlink included), never leaves a half-written key, and the bytes are 0600 from the start.
+    if not atomic_create_text(path, key.hex() + "\n", ConfigError, mode=0o600):
+        raise ConfigError("a key file already exists; refusing to overwrite it", source=str(path))
     return key_id(key)
 
 
@@ -71,11 +66,15 @@ def load_key(path: Path) -> bytes:
         raise ConfigError(
             "no attestation key; create one with `assay attest keygen`", source=str(path)
         ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    if stat.S_ISDIR(info.st_mode):  # before the mode check, whose advice would mislead
+        raise ConfigError("is a folder, not a file", source=str(path))
     if stat.S_IMODE(info.st_mode) & 0o077:
         raise ConfigError(
             "the key file is readable by group or others; chmod 600 it", source=str(path)
         )
-    text = path.read_text(encoding="ascii", errors="replace").strip()
+    text = read_text(path, ConfigError).strip()
     try:
         key = bytes.fromhex(text)
     except ValueError:

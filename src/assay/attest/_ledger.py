@@ -18,10 +18,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from assay.attest._canonical import canonical_json
 from assay.errors import AssayError
+from assay.io import append_bytes, atomic_create_bytes, read_bytes
 
 GENESIS: Final = "0" * 64
 
@@ -41,23 +42,25 @@ def write_record(root: Path, data: bytes) -> str:
     """Create the record file once; return its id."""
     attestation_id = "sha256:" + hashlib.sha256(data).hexdigest()
     path = record_path(root, attestation_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    try:
-        fd = os.open(path, flags, 0o644)
-    except FileExistsError:
-        raise AssayError("this attestation already exists", source=str(path)) from None
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    # Exclusive and atomic: the record appears whole or not at all, and nothing already at
+    # ``path`` (a symlink included) is replaced or followed.
+    if not atomic_create_bytes(path, data, mode=0o644):
+        raise AssayError("this attestation already exists", source=str(path))
     return attestation_id
+
+
+def _open_lock(path: Path) -> IO[str]:
+    lock_path = path.with_suffix(".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(lock_path, "a")
+    except OSError as exc:
+        raise AssayError(f"cannot lock: {exc.strerror}", source=str(lock_path)) from None
 
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a") as lock:
+    with _open_lock(path) as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -66,22 +69,35 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def read_chain(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
+    """The entries of a ledger file (none when it does not exist yet).
+
+    Raises:
+        AssayError: unreadable, or a line that is not canonical JSON (naming ``path:line``).
+    """
+    if not os.path.lexists(path):
         return []
     lines = []
-    for raw in path.read_bytes().splitlines():
-        entry = json.loads(raw.decode("utf-8"))
-        if not isinstance(entry, dict) or canonical_json(entry) != raw:
-            raise ValueError("not canonical JSON")
+    for lineno, raw in enumerate(read_bytes(path, AssayError).splitlines(), start=1):
+        entry = _canonical_entry(raw)
+        if entry is None:
+            raise AssayError("not canonical JSON", source=f"{path}:{lineno}")
         lines.append(entry)
     return lines
 
 
+def _canonical_entry(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object ``raw`` is the canonical form of, else None."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+        # canonical_json refuses NaN (which json.loads accepts) with a ValueError.
+        return entry if isinstance(entry, dict) and canonical_json(entry) == raw else None
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+
+
 def _append(path: Path, entry: dict[str, Any]) -> None:
-    with open(path, "ab") as handle:
-        handle.write(canonical_json(entry) + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    # Under the lock, so a failed append is undone safely; a symlink here is not assay's.
+    append_bytes(path, canonical_json(entry) + b"\n", fsync=True, follow_symlinks=False)
 
 
 def append_lineage(root: Path, attestation_id: str, task: str, run_id: str) -> None:
@@ -117,7 +133,7 @@ def check_lineage(root: Path, attestation_id: str) -> str | None:
     """None when the lineage chain is whole and holds the id, else why not."""
     try:
         chain = read_chain(attest_dir(root) / "lineage.jsonl")
-    except (OSError, ValueError, UnicodeDecodeError):
+    except AssayError:
         return "the lineage file is unreadable or not canonical"
     prev = GENESIS
     found = False
@@ -138,7 +154,7 @@ def check_audit(root: Path, key: bytes, attestation_id: str, verdict: str) -> st
     """None when the audit chain is whole (HMACs check) and records this id and verdict."""
     try:
         chain = read_chain(attest_dir(root) / "audit.jsonl")
-    except (OSError, ValueError, UnicodeDecodeError):
+    except AssayError:
         return "the audit log is unreadable or not canonical"
     prev = GENESIS
     found = False

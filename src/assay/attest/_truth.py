@@ -15,6 +15,7 @@ from typing import Any
 from assay.asserts import as_text
 from assay.errors import GoldenError
 from assay.goldens import Golden
+from assay.io import read_text
 
 _NOT_TRUTH_ARGS = frozenset(
     {
@@ -84,8 +85,8 @@ def ground_truth(task: Golden) -> list[str]:
     for name in task.fields.get("reference_files") or []:
         path = Path(name) if Path(name).is_absolute() else base / name
         try:
-            texts.append(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
+            texts.append(read_text(path, GoldenError))
+        except GoldenError as exc:
             raise GoldenError(
                 f"reference file {name!r} cannot be read ({exc}); refusing to seal",
                 source=task.source,

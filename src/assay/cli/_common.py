@@ -10,7 +10,11 @@ TIER_CHOICES = ("smoke", "standard", "stretch", "adversarial")
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Print ``text`` or write it atomically to ``output``."""
+    """Print ``text`` or write it atomically to ``output``.
+
+    Raises:
+        AssayError: ``output`` cannot be written or is not a regular file (never written through).
+    """
     if output is None:
         click.echo(text, nl=False)
     else:

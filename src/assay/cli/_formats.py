@@ -78,8 +78,11 @@ def append_step_summary(markdown: str) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
+    from assay.errors import AssayError
+    from assay.io import append_text
+
     try:
-        with open(Path(target), "a", encoding="utf-8") as handle:
-            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
-    except OSError as exc:
-        click.echo(f"assay: warning: cannot write GITHUB_STEP_SUMMARY: {exc.strerror}", err=True)
+        append_text(Path(target), markdown if markdown.endswith("\n") else markdown + "\n")
+    except AssayError as exc:
+        # The report itself was delivered; a summary that cannot be added is not worth exit 1.
+        click.echo(f"assay: warning: GITHUB_STEP_SUMMARY: {exc}", err=True)

@@ -14,7 +14,7 @@ from typing import Final
 import click
 
 from assay.errors import ConfigError
-from assay.io import atomic_write_text, dump_json
+from assay.io import atomic_create_text, dump_json
 
 _CONFIG: Final = """\
 # assay settings: every key has a default and a matching CLI flag.
@@ -239,10 +239,12 @@ def scaffold(root: Path) -> list[Path]:
     written = []
     for rel, text in FILES.items():
         target = root / rel
-        try:
-            atomic_write_text(target, text)
-        except OSError as exc:
-            raise ConfigError(f"cannot write: {exc.strerror or exc}", source=str(target)) from None
+        # Exclusive create: a file that appeared since the check above is still never replaced.
+        if not atomic_create_text(target, text, ConfigError):
+            raise ConfigError(
+                "refusing to overwrite it: it appeared while assay init was writing",
+                source=str(target),
+            )
         written.append(target)
     return written
 

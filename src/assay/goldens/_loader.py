@@ -11,6 +11,7 @@ from assay.errors import GoldenError
 from assay.goldens._markdown import parse_markdown
 from assay.goldens._model import TIERS, Golden, Tier, build_golden
 from assay.goldens._records import iter_jsonl, iter_yaml_list
+from assay.io import read_bytes
 
 _SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
 _MARKDOWN = ".md"
@@ -57,11 +58,7 @@ def iter_file(path: Path) -> Iterator[Golden]:
         yield from iter_yaml_list(path, tier)
     else:
         source = str(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise GoldenError(f"cannot read: {exc.strerror}", source=source) from None
-        front, has_origin = parse_markdown(data, source)
+        front, has_origin = parse_markdown(read_bytes(path, GoldenError), source)
         yield build_golden(
             front, source=source, default_id=path.stem, folder_tier=tier, has_origin=has_origin
         )

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from assay.errors import GoldenError
-from assay.goldens._markdown import decode_utf8, yaml_load
+from assay.goldens._markdown import yaml_load
 from assay.goldens._model import Golden, Tier, build_golden
-from assay.io import iter_jsonl_objects
+from assay.io import iter_jsonl_objects, read_text
 
 
 def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
@@ -19,7 +19,7 @@ def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
 
 def iter_yaml_list(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
     """Goldens from a YAML file holding a list of mappings."""
-    data = yaml_load(decode_utf8(path.read_bytes(), str(path)), str(path))
+    data = yaml_load(read_text(path, GoldenError), str(path))
     if not isinstance(data, list):
         raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
     for index, item in enumerate(data):

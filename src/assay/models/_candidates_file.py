@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.io import read_text
 from assay.models.providers import (
     ProviderConfig,
     is_known_provider_type,
@@ -109,12 +110,7 @@ def load_candidates_file(path: Path) -> CandidatesFile:
     from assay.goldens._markdown import yaml_load
 
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError("candidates file not found", source=source) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the candidates file: {exc}", source=source) from None
+    text = read_text(path, ConfigError, missing="candidates file not found")
     try:
         data = yaml_load(text, source)
     except Exception as exc:  # GoldenError from the shared YAML reader: same message, our type
