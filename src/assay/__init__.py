@@ -26,9 +26,7 @@ if TYPE_CHECKING:
         AbortController,
         AbortError,
         AbortSignal,
-        CandidateScore,
         EvaluationItem,
-        ItemScore,
         PromptCandidate,
         evaluate_deterministic_scorer,
         evaluate_prompt_candidates,
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
         ConfigError,
         GoldenError,
         OutputsError,
+        PluginError,
         RunStoreError,
         TelemetryError,
         ValidationError,
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     from assay.gate import GateOptions, GateRun, run_gate
     from assay.goldens import Golden, SelfTestReport, iter_goldens, load_suite, self_test
     from assay.outputs import load_outputs
-    from assay.results import CandidateSummary, Result
+    from assay.results import CandidateScore, CandidateSummary, ItemScore, Result
 
 _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
@@ -57,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
-    "CandidateScore": "comparison",
+    "CandidateScore": "results",
     "CandidateSummary": "results",
     "CheckContext": "asserts",
     "CheckResult": "asserts",
@@ -68,8 +67,9 @@ _EXPORTS: dict[str, str] = {
     "GateRun": "gate",
     "Golden": "goldens",
     "GoldenError": "errors",
-    "ItemScore": "comparison",
+    "ItemScore": "results",
     "OutputsError": "errors",
+    "PluginError": "errors",
     "PromptCandidate": "comparison",
     "Regression": "baseline",
     "Result": "results",

@@ -9,6 +9,7 @@
     ├── BaselineError          the baseline file (missing, unknown schema, unreadable)
     ├── TelemetryError         a telemetry record
     ├── RunStoreError          saved runs under .assay/runs
+    ├── PluginError            an installed plugin that cannot load or breaks its contract
     └── ValidationError        bad arguments to the Python API
 
 Every error carries the file (``source``) and the ``field`` at fault when there is one, so the
@@ -58,6 +59,11 @@ class TelemetryError(AssayError):
 
 class RunStoreError(AssayError):
     """A saved run cannot be found or read."""
+
+
+class PluginError(AssayError):
+    """A plugin that is installed but cannot be used (it fails to import, is not callable, is
+    declared twice, or breaks its contract). The message names the plugin and its entry point."""
 
 
 class ValidationError(AssayError, ValueError):

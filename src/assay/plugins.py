@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from assay.errors import AssayError
+from assay.errors import PluginError
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -50,12 +50,6 @@ _SCANNED: dict[str, dict[str, list[EntryPoint]]] = {}
 _LOADED: dict[tuple[str, str], Any] = {}
 # The registries' own caches of adapted plugins, emptied with ours by clear_plugin_cache.
 _DEPENDENT_CACHES: list[dict[Any, Any]] = []
-
-
-class PluginError(AssayError):
-    """A plugin that is installed but cannot be used (it fails to import, is not callable, is
-    declared twice, or breaks its contract). The message names the plugin and its entry point.
-    """
 
 
 def is_plugin_name(name: object) -> bool:

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from assay.agent._record import upgrade_record
 from assay.errors import RunStoreError
 from assay.io import atomic_create_text, read_json
 
-RUN_SCHEMA_VERSION: Final = 1
+RUN_SCHEMA_VERSION: Final = 2  # = results.DOCUMENT_SCHEMA_VERSION (a test checks it)
 _PREFIX: Final = "eval_run_"
 
 
@@ -74,6 +75,8 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
         )
     path = runs_dir(root) / f"{run_id}.json"
     document = read_json(path, RunStoreError)
+    if isinstance(document, dict) and document.get("schema_version") == 1:
+        document = upgrade_record(document)  # a record of assay 0.1: read it in today's shape
     if not isinstance(document, dict) or document.get("schema_version") != RUN_SCHEMA_VERSION:
         raise RunStoreError(
             "unknown run record schema version", source=str(path), field="schema_version"

@@ -7,7 +7,6 @@ Only ``task_id`` is required; a missing field takes its zero value. Unknown fiel
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,11 +14,12 @@ from typing import Any, Final
 
 from assay.errors import TelemetryError
 from assay.io import iter_jsonl_objects, read_json
+from assay.validate import is_number
 
 _COUNTS: Final = (
     "turns_used",
-    "tokens_input",
-    "tokens_output",
+    "input_tokens",
+    "output_tokens",
     "tests_run",
     "tests_passed",
     "tests_failed",
@@ -30,6 +30,9 @@ _COUNTS: Final = (
     "merge_conflicts",
 )
 _AMOUNTS: Final = ("duration_s", "cost_usd")
+# assay 0.1's names of the token counts, accepted for one release (one vocabulary: the model
+# calls' statistics and the telemetry both say input_tokens / output_tokens now).
+DEPRECATED_ALIASES: Final = {"tokens_input": "input_tokens", "tokens_output": "output_tokens"}
 _PATH_LISTS: Final = ("files_read", "files_modified")
 JUDGE_KEYS: Final = ("correctness", "style", "test_coverage", "safety")
 _KNOWN: Final = frozenset(
@@ -38,6 +41,7 @@ _KNOWN: Final = frozenset(
         *_COUNTS,
         *_AMOUNTS,
         *_PATH_LISTS,
+        *DEPRECATED_ALIASES,
         "compile_error",
         "judge",
         "output",
@@ -55,8 +59,8 @@ class Telemetry:
     duration_s: float = 0.0
     cost_usd: float = 0.0
     turns_used: int = 0
-    tokens_input: int = 0
-    tokens_output: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     tests_run: int = 0
     tests_passed: int = 0
     tests_failed: int = 0
@@ -74,10 +78,6 @@ class Telemetry:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def parse_record(data: Any, source: str) -> Telemetry:
     """Validate one record.
 
@@ -91,6 +91,14 @@ def parse_record(data: Any, source: str) -> Telemetry:
         raise TelemetryError("required: a non-empty string", source=source, field="task_id")
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    for old, new in DEPRECATED_ALIASES.items():
+        if old in data:
+            if new in data:
+                raise TelemetryError(
+                    f"give {new} only ({old} is its deprecated name)", source=source, field=old
+                )
+            data = {**data, new: data[old]}
+            del data[old]
     for key, value in data.items():
         if key not in _KNOWN:
             if key.startswith("x_"):
@@ -109,7 +117,7 @@ def parse_record(data: Any, source: str) -> Telemetry:
             values[key] = value
     for key in _AMOUNTS:
         if key in data and data[key] is not None:
-            if not _is_number(data[key]) or data[key] < 0:
+            if not is_number(data[key]) or data[key] < 0:
                 raise TelemetryError("must be a number >= 0", source=source, field=key)
             values[key] = float(data[key])
     for key in _PATH_LISTS:
@@ -134,7 +142,7 @@ def parse_record(data: Any, source: str) -> Telemetry:
                     source=source,
                     field=f"judge.{key}",
                 )
-            if not _is_number(value):
+            if not is_number(value):
                 raise TelemetryError("must be a number (0..5)", source=source, field=f"judge.{key}")
             verdict[key] = float(value)
         values["judge"] = verdict

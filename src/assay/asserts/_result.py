@@ -22,15 +22,27 @@ class CheckResult:
     op: str
     passed: bool
     reason: str | None = None
-    evidence: dict[str, Any] | None = None
+    evidence: Any = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"assert": self.text, "op": self.op, "passed": self.passed}
-        if self.reason is not None:
-            out["reason"] = self.reason
-        if self.evidence is not None:
-            out["evidence"] = self.evidence
-        return out
+    def to_dict(self, *, redact: bool = False) -> dict[str, Any]:
+        """The check as JSON. Every record has the same keys; ``redact`` (run records, which hold
+        no ground truth) keeps the op and the verdict and drops the text, reason and evidence,
+        which quote the assert's argument."""
+        if redact:
+            return {
+                "text": self.op,
+                "op": self.op,
+                "passed": self.passed,
+                "reason": None,
+                "evidence": None,
+            }
+        return {
+            "text": self.text,
+            "op": self.op,
+            "passed": self.passed,
+            "reason": self.reason,
+            "evidence": self.evidence,
+        }
 
 
 class ArgumentProblem(Exception):

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-TIER_CHOICES = ("smoke", "standard", "stretch", "adversarial")
-
 
 def emit(text: str, output: Path | None) -> None:
     """Print ``text`` or write it atomically to ``output``.

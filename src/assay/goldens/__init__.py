@@ -2,7 +2,8 @@
 
 from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
 from assay.goldens._loader import discover, iter_file, iter_goldens, load_suite, packaged_root
-from assay.goldens._model import DEFAULT_THRESHOLD, TIERS, Golden, Tier, build_golden
+from assay.goldens._model import DEFAULT_THRESHOLD, Golden, build_golden
+from assay.vocabulary import TIERS, Tier
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from assay.errors import GoldenError
 from assay.goldens._markdown import parse_markdown
-from assay.goldens._model import TIERS, Golden, Tier, build_golden
+from assay.goldens._model import Golden, build_golden
 from assay.goldens._records import iter_jsonl, iter_yaml_list
 from assay.io import read_bytes
+from assay.vocabulary import TIERS, Tier
 
 _SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
 _MARKDOWN = ".md"

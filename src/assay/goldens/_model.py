@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from assay.asserts import AssertSpec, parse_assert
 from assay.errors import GoldenError
+from assay.vocabulary import TIERS, Tier
 
-Tier = Literal["smoke", "standard", "stretch", "adversarial"]
-TIERS: Final[tuple[Tier, ...]] = ("smoke", "standard", "stretch", "adversarial")
 DEFAULT_THRESHOLD: Final[float] = 0.8
 
 _LIST_OF_STR_FIELDS = (

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from assay.errors import GoldenError
 from assay.goldens._markdown import yaml_load
-from assay.goldens._model import Golden, Tier, build_golden
+from assay.goldens._model import Golden, build_golden
 from assay.io import iter_jsonl_objects, read_text
+from assay.vocabulary import Tier
 
 
 def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
