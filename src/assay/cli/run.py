@@ -9,7 +9,7 @@ from typing import Any, cast
 import click
 
 from assay.cli._common import emit
-from assay.cli._formats import append_step_summary
+from assay.cli._step_summary import append_step_summary
 from assay.cli._options import format_option, similarity_option
 from assay.vocabulary import TIERS
 
