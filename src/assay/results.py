@@ -118,8 +118,8 @@ class Result:
             }
         if self.title is not None:
             out["title"] = self.title
-        if self.decided_by == "agent-telemetry" or self.telemetry is not None:
-            out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
+        if self.telemetry is not None:
+            out["telemetry"] = dict(self.telemetry)
         if self.failure is not None:
             out["failure"] = {"category": self.failure[0], "details": self.failure[1]}
         if self.safety is not None:
