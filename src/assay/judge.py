@@ -20,7 +20,6 @@ and then reported as ``judge-error``: never a pass. Judge calls are cached like 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from assay.errors import ConfigError
+from assay.validate import is_number
 from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
@@ -64,12 +64,7 @@ def judge_prompt(settings: JudgeSettings, output: str, rubric: str, expected: st
 def _verdict_from(value: Any) -> Verdict | None:
     if isinstance(value, Mapping) and "score" in value:
         score = value["score"]
-        if (
-            isinstance(score, int | float)
-            and not isinstance(score, bool)
-            and math.isfinite(score)
-            and 0 <= score <= 1
-        ):
+        if is_number(score) and 0 <= score <= 1:
             reason = value.get("reason")
             return {"score": float(score), "reason": reason if isinstance(reason, str) else ""}
     return None

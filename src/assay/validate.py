@@ -27,17 +27,25 @@ def number(
     at_most: float | None = None,
     error: type[AssayError] = ConfigError,
 ) -> float:
-    """A finite number, optionally ``> above``, ``>= at_least`` and ``<= at_most``."""
-    if not is_number(value):
-        raise error("must be a number", source=source, field=field)
-    if at_least is not None and at_most is not None and not at_least <= value <= at_most:
-        raise error(f"must be between {at_least:g} and {at_most:g}", source=source, field=field)
-    if above is not None and not value > above:
-        raise error(f"must be > {above:g}", source=source, field=field)
-    if at_least is not None and not value >= at_least:
-        raise error(f"must be >= {at_least:g}", source=source, field=field)
-    if at_most is not None and not value <= at_most:
-        raise error(f"must be <= {at_most:g}", source=source, field=field)
+    """A finite number, optionally ``> above``, ``>= at_least`` and ``<= at_most``; the one
+    message says the whole rule (``must be a number between 0 and 1``)."""
+    if at_least is not None and at_most is not None:
+        rule = f"a number between {at_least:g} and {at_most:g}"
+    elif above is not None:
+        rule = f"a number > {above:g}"
+    elif at_least is not None:
+        rule = f"a number >= {at_least:g}"
+    elif at_most is not None:
+        rule = f"a number <= {at_most:g}"
+    else:
+        rule = "a number"
+    ok = is_number(value) and (
+        (above is None or value > above)
+        and (at_least is None or value >= at_least)
+        and (at_most is None or value <= at_most)
+    )
+    if not ok:
+        raise error(f"must be {rule}", source=source, field=field)
     return float(value)
 
 

@@ -9,8 +9,8 @@ from typing import Any, cast
 import click
 
 from assay.cli._common import emit
-from assay.cli._step_summary import append_step_summary
 from assay.cli._options import format_option, similarity_option
+from assay.cli._step_summary import append_step_summary
 from assay.vocabulary import TIERS
 
 

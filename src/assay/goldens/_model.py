@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.asserts import AssertSpec, parse_assert
 from assay.errors import GoldenError
+from assay.validate import is_number
 from assay.vocabulary import TIERS, Tier
 
 DEFAULT_THRESHOLD: Final[float] = 0.8
@@ -53,13 +53,6 @@ class Golden:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
-_NUMBER = (int, float)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, _NUMBER) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def build_golden(
     data: Any,
     *,
@@ -99,7 +92,7 @@ def build_golden(
         parse_assert(a, source=source, field=f"asserts[{i}]") for i, a in enumerate(raw_asserts)
     )
     threshold = data.pop("threshold", DEFAULT_THRESHOLD)
-    if not _number(threshold) or not 0 <= threshold <= 1:
+    if not is_number(threshold) or not 0 <= threshold <= 1:
         raise GoldenError(
             "threshold must be a number between 0 and 1", source=source, field="threshold"
         )
@@ -114,7 +107,7 @@ def build_golden(
             raise GoldenError(f"{name} must be a list of strings", source=source, field=name)
     for name in _NON_NEGATIVE_FIELDS:
         value = data.get(name)
-        if value is not None and (not _number(value) or value < 0):
+        if value is not None and (not is_number(value) or value < 0):
             raise GoldenError(f"{name} must be a number >= 0", source=source, field=name)
     has_expected = "expected" in data
     rubric = data.pop("rubric", None)

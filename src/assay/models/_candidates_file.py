@@ -13,12 +13,12 @@ Every error names the file and the field.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay import validate
 from assay.errors import ConfigError
 from assay.io import read_text
 from assay.models.providers import (
@@ -67,27 +67,24 @@ def provider_config(
             )
         if value is None:
             continue
-        if key in _INTS and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ConfigError("must be an integer >= 0", source=source, field=where)
-        if key in _NUMBERS and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value < 0
-        ):
-            raise ConfigError("must be a number >= 0", source=source, field=where)
-        if key in _STRINGS and not isinstance(value, str):
-            raise ConfigError("must be a string", source=source, field=where)
+        if key in _INTS:
+            validate.integer(value, source=source, field=where, at_least=0)
+        elif key in _NUMBERS:
+            validate.number(value, source=source, field=where, at_least=0)
+        elif key in _STRINGS:
+            validate.string(value, source=source, field=where)
     if not is_known_provider_type(merged.get("type")):
         raise ConfigError(
             f"provider type must be one of {known_provider_types_text()}",
             source=source,
             field=f"{field}.type",
         )
-    if merged.get("max_concurrency") == 0:
-        raise ConfigError("must be >= 1", source=source, field=f"{field}.max_concurrency")
-    if merged.get("timeout_s") == 0:
-        raise ConfigError("must be > 0", source=source, field=f"{field}.timeout_s")
+    if merged.get("max_concurrency") is not None:
+        validate.integer(
+            merged["max_concurrency"], source=source, field=f"{field}.max_concurrency", at_least=1
+        )
+    if merged.get("timeout_s") is not None:
+        validate.number(merged["timeout_s"], source=source, field=f"{field}.timeout_s", above=0)
     needs = {"openai": "base_url", "command": "command", "python": "function"}
     need = needs.get(merged["type"])
     if need and not merged.get(need):
