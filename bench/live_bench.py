@@ -1,5 +1,5 @@
 """Benchmark live candidates: 2 candidates x 1,000 goldens against an OpenAI-compatible server on
-loopback that answers after 50 ms (tests/fake_openai.py, model "latency-50ms").
+loopback that answers after 50 ms (tests/helpers/fake_openai.py, model "latency-50ms").
 
 1. ``assay run GOLDENS --candidates FILE --no-cache --json`` in a fresh process, max_concurrency 64
    (global and per provider): wall clock against the ideal makespan ceil(2000 / 64) x 50 ms.
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from fake_openai import FakeOpenAI  # noqa: E402
+from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 
 LATENCY_S = 0.050
 MODEL = "latency-50ms"

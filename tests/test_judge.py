@@ -15,8 +15,8 @@ from assay.config import load_config
 from assay.errors import ConfigError
 from assay.gate import GateOptions, run_gate
 from assay.judge import judge_prompt, parse_verdict, settings
-from conftest import run_cli
-from fake_openai import GARBAGE, FakeOpenAI, fake_openai
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_openai import GARBAGE, FakeOpenAI, fake_openai
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.similarity import EmbeddingSimilarity, get_backend
-from conftest import run_cli
+from tests.helpers.cli import run_cli
 
 CAT = "A cat sits on the mat."
 KITTEN = "A kitten is sitting on a rug."
@@ -121,23 +121,18 @@ def test_missing_model_package_names_the_install_command(monkeypatch: pytest.Mon
         get_backend("embedding")
 
 
-def test_missing_extra_through_the_cli_exits_1_without_traceback(tmp_path: Path) -> None:
-    # A sitecustomize that hides the extra from the subprocess.
-    hide = tmp_path / "hide"
-    hide.mkdir()
-    (hide / "sitecustomize.py").write_text(
-        "import sys\nsys.modules['sentence_transformers'] = None\n", encoding="utf-8"
-    )
+def test_missing_extra_through_the_cli_exits_1_without_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sys.modules[name] = None hides the extra, as when it is not installed.
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     goldens = tmp_path / "goldens.jsonl"
     goldens.write_text(json.dumps({"id": "g", "input": "q", "expected": CAT}) + "\n")
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"g": KITTEN}))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", str(hide))
-        code, out, err = run_cli(
-            ["run", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"],
-            tmp_path,
-        )
+    code, out, err = run_cli(
+        ["run", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"], tmp_path
+    )
     assert code == 1
     assert out == ""
     assert "Traceback" not in err

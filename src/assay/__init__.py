@@ -16,11 +16,12 @@ if TYPE_CHECKING:
         AssertSpec,
         CheckContext,
         CheckResult,
+        OutputView,
         parse_assert,
         register_op,
         run_assert,
     )
-    from assay.baseline import Regression
+    from assay.baseline import Diff, Regression
     from assay.cascade import evaluate
     from assay.comparison import (
         AbortController,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
         evaluate_prompt_candidates,
         evaluate_prompt_candidates_sync,
     )
-    from assay.config import Config, load_config
+    from assay.config import Config, JudgeSettings, load_config
     from assay.errors import (
         AssayError,
         BaselineError,
@@ -45,9 +46,17 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from assay.gate import GateOptions, GateRun, run_gate
-    from assay.goldens import Golden, SelfTestReport, iter_goldens, load_suite, self_test
+    from assay.goldens import (
+        Golden,
+        Inconsistency,
+        SelfTestReport,
+        iter_goldens,
+        load_suite,
+        self_test,
+    )
+    from assay.models import ProviderConfig
     from assay.outputs import load_outputs
-    from assay.results import CandidateScore, CandidateSummary, ItemScore, Result
+    from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
 
 _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
@@ -62,16 +71,22 @@ _EXPORTS: dict[str, str] = {
     "CheckResult": "asserts",
     "Config": "config",
     "ConfigError": "errors",
+    "Diff": "baseline",
     "EvaluationItem": "comparison",
     "GateOptions": "gate",
     "GateRun": "gate",
     "Golden": "goldens",
     "GoldenError": "errors",
+    "Inconsistency": "goldens",
     "ItemScore": "results",
+    "JudgeSettings": "config",
+    "OutputView": "asserts",
     "OutputsError": "errors",
     "PluginError": "errors",
     "PromptCandidate": "comparison",
+    "ProviderConfig": "models",
     "Regression": "baseline",
+    "ReportContent": "results",
     "Result": "results",
     "RunStoreError": "errors",
     "SelfTestReport": "goldens",

@@ -1,9 +1,11 @@
 """The official JSON-Schema-Test-Suite, draft 2020-12, through the json-schema op.
 
-The suite lives in ``shared/testdata/json-schema-test-suite`` beside the repository (see its
-ORIGIN.md). Every case of every file in ``draft2020-12/`` is one test: the check must pass exactly
-when the case is valid. Documents the suite references at ``http://localhost:1234/`` come from its
-``remotes/`` folder through a ``referencing`` registry, so no test touches the network.
+The suite is vendored in ``tests/data/json-schema-test-suite`` (see its ORIGIN.md). Every case of
+every file in ``draft2020-12/`` is one test: the check must pass exactly when the case is valid.
+A missing file or case fails :func:`test_suite_is_complete` (and an empty suite fails collection:
+``empty_parameter_set_mark = fail_at_collect``); nothing here ever skips. Documents the suite
+references at ``http://localhost:1234/`` come from its ``remotes/`` folder through a
+``referencing`` registry, so no test touches the network.
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from referencing.jsonschema import DRAFT202012
 
 from assay.asserts import CheckContext, OutputView, parse_assert, run_assert
 
-SUITE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "json-schema-test-suite"
-)
+SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite"
 CASES_DIR = SUITE / "draft2020-12"
 REMOTES = SUITE / "remotes"
 REMOTE_BASE = "http://localhost:1234/"
 EXPECTED_CASES = 1299
 EXPECTED_FILES = 46
+EXPECTED_REMOTES = 28
 
 
 def _load_cases() -> list[Any]:
@@ -63,10 +64,14 @@ def registry() -> Registry:
 
 def test_suite_is_complete() -> None:
     assert CASES_DIR.is_dir(), f"JSON-Schema-Test-Suite not found at {SUITE}"
-    assert len(list(CASES_DIR.glob("*.json"))) == EXPECTED_FILES
-    assert len(CASES) == EXPECTED_CASES
+    assert (SUITE / "LICENSE").is_file(), "the suite's LICENSE must stay beside its data"
+    files = sorted(CASES_DIR.glob("*.json"))
+    assert len(files) == EXPECTED_FILES, f"{len(files)} case files in {CASES_DIR}"
+    assert len(CASES) == EXPECTED_CASES, f"{len(CASES)} cases in {CASES_DIR}"
     assert len({p.id for p in CASES}) == EXPECTED_CASES
     assert (REMOTES / "draft2020-12").is_dir()
+    remotes = sorted(REMOTES.rglob("*.json"))
+    assert len(remotes) == EXPECTED_REMOTES, f"{len(remotes)} remote documents in {REMOTES}"
 
 
 @pytest.mark.parametrize(("schema", "data", "valid", "description"), CASES)

@@ -20,7 +20,7 @@ from assay.attest import Journal, _scan, build_record, seal, verify, words_of
 from assay.attest._scan import build_truth, match_plain
 from assay.errors import GoldenError
 from assay.goldens import iter_goldens
-from conftest import write_golden
+from tests.helpers.goldens import write_golden
 
 KEY = bytes(range(32))
 

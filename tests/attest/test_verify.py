@@ -15,7 +15,7 @@ import pytest
 from assay.attest import Journal, canonical_json, key_id, seal, verify
 from assay.attest._seal import sign
 from assay.goldens import iter_goldens
-from conftest import write_golden
+from tests.helpers.goldens import write_golden
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(100, 132))
@@ -152,6 +152,7 @@ def flip_each_byte(path: Path, check: Any) -> int:
     return len(original)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["dirty", "clean"])
 def test_flipping_any_byte_of_the_journal_fails_verify(
     request: pytest.FixtureRequest, which: str
@@ -170,6 +171,7 @@ def test_flipping_any_byte_of_the_journal_fails_verify(
     assert verify(sealed.root, sealed.id, KEY, sealed.journal).ok is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["dirty", "clean"])
 def test_flipping_any_byte_of_the_record_fails_verify(
     request: pytest.FixtureRequest, which: str
@@ -189,6 +191,7 @@ def test_flipping_any_byte_of_the_record_fails_verify(
     assert verify(sealed.root, sealed.id, KEY, sealed.journal).ok is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "prefix"), [("lineage.jsonl", "lineage:"), ("audit.jsonl", "audit:")]
 )

@@ -13,7 +13,9 @@ import pytest
 
 from assay.agent._saved_runs import list_runs, load_run, save_run
 from assay.goldens import iter_goldens, packaged_root
-from conftest import ORIGIN, CliRunner, write_golden
+from tests.helpers.cli import CliRunner
+from tests.helpers.goldens import ORIGIN, write_golden
+from tests.helpers.telemetry import PASSING_SMOKE, smoke_telemetry
 
 SMOKE_IDS = [
     "smoke-add-slugify-test",
@@ -30,53 +32,6 @@ STANDARD_IDS = [
     "standard-structured-logging",
 ]
 RUN_FILE = re.compile(r"eval_run_\d{8}T\d{6}_\d{6}Z(_\d+)?\.json")
-
-# Telemetry that passes every packaged smoke task: all declared signals checked and passed,
-# the expected files modified (inside owned_files), the final output passing its asserts.
-PASSING_SMOKE: dict[str, dict[str, Any]] = {
-    "smoke-add-slugify-test": {
-        "completion_signals_checked": 2,
-        "completion_signals_passed": 2,
-        "files_modified": ["tests/test_text.py"],
-    },
-    "smoke-fix-off-by-one": {
-        "completion_signals_checked": 2,
-        "completion_signals_passed": 2,
-        "files_modified": ["src/pages.py", "tests/test_pages.py"],
-    },
-    "smoke-fix-readme-typo": {
-        "completion_signals_checked": 1,
-        "completion_signals_passed": 1,
-        "files_modified": ["README.md"],
-        "output": "README now spells it RECEIVE",
-    },
-    "smoke-pin-dependency": {
-        "completion_signals_checked": 1,
-        "completion_signals_passed": 1,
-        "files_modified": ["requirements.txt"],
-        "output": "pinned requests>=2.31",
-    },
-    "smoke-rename-helper": {
-        "completion_signals_checked": 2,
-        "completion_signals_passed": 2,
-        "files_modified": ["src/report.py", "src/cli/main.py"],
-    },
-}
-
-
-def smoke_telemetry(
-    folder: Path, overrides: dict[str, dict[str, Any]] | None = None, **common: Any
-) -> Path:
-    """A telemetry folder for the packaged smoke tier: cost $0.10 and 30 s per task."""
-    overrides = overrides or {}
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.json"):
-        old.unlink()
-    for task_id, fields in PASSING_SMOKE.items():
-        row = {"task_id": task_id, "cost_usd": 0.1, "duration_s": 30, **fields, **common}
-        row.update(overrides.get(task_id, {}))
-        (folder / f"{task_id}.json").write_text(json.dumps(row), encoding="utf-8")
-    return folder
 
 
 def ok(result: tuple[int, str, str]) -> str:

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from assay.attest import Journal, key_id, words_of
-from conftest import ORIGIN, CliRunner, write_golden, write_json
+from tests.helpers.cli import CliRunner
+from tests.helpers.goldens import ORIGIN, write_golden, write_json
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ORIGIN, CliRunner, GoldensProject, write_golden, write_json
+from tests.helpers.cli import CliRunner
+from tests.helpers.goldens import ORIGIN, GoldensProject, write_golden, write_json
 
 
 def assert_error(code: int, out: str, err: str, *needles: str) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from conftest import ORIGIN, CliRunner, GoldensProject, write_golden, write_json
+from tests.helpers.cli import CliRunner
+from tests.helpers.goldens import ORIGIN, GoldensProject, write_golden, write_json
 
 ROW = re.compile(r"^  (PASS|FAIL|NEEDS-JUDGE|NO-OUTPUT|ERROR)\s+(\S+)\s+(\S+)(.*)$")
 
@@ -180,13 +181,20 @@ def test_judge_is_never_called_in_deterministic_mode(
     from assay.config import load_config
     from assay.gate import GateOptions, run_gate
 
-    calls: list[tuple[Any, ...]] = []
+    # The gate reaches the judge through assay.judge.apply_judge (which calls judge_texts and the
+    # model runner): that is what is patched, and the control at the end proves it is on the path.
+    judged: list[list[str]] = []
 
-    def exploding_judge(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
+    def recording_apply_judge(pending: Any, settings: Any, **kwargs: Any) -> list[Any]:
+        judged.append([result.id for result, _output, _golden in pending])
+        return [result for result, _output, _golden in pending]
+
+    def exploding(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the judge must never be called in deterministic mode")
 
-    monkeypatch.setattr(assay.judge, "judge", exploding_judge)
+    monkeypatch.setattr(assay.judge, "apply_judge", recording_apply_judge)
+    monkeypatch.setattr(assay.judge, "judge_texts", exploding)
+    monkeypatch.setattr(assay.judge, "judge", exploding)
     if judge_block:
         (tmp_path / "assay.toml").write_text(judge_block, encoding="utf-8")
     write_golden(tmp_path / "goldens", "explain-cache.md", RUBRIC_ONLY, ORIGIN)
@@ -205,7 +213,12 @@ def test_judge_is_never_called_in_deterministic_mode(
         assert result.passed is None
         assert result.score is None
         assert result.decided_by == "tier3-judge"
-    assert calls == []
+    assert judged == []
+
+    # Control: asking for the judge sends the same golden through the patched function, so the
+    # assertion above would fail if deterministic mode called the judge.
+    run_gate(GateOptions(path=tmp_path / "goldens", outputs=outputs, judge=True), config)
+    assert judged == [["explain-cache"]]
 
 
 def test_verified_judge_without_a_provider_is_a_config_error(

@@ -13,7 +13,7 @@ import yaml
 from assay.cli import cli, main
 from assay.cli.init import FILES, init_command
 from assay.goldens import iter_goldens
-from conftest import CliRunner
+from tests.helpers.cli import CliRunner
 
 WORKFLOW_RUN = "assay run --outputs outputs.json --check --format junit --output assay-junit.xml"
 

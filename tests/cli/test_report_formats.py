@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliRunner
-from test_bench_cli import smoke_telemetry
+from tests.helpers.cli import CliRunner
+from tests.helpers.telemetry import smoke_telemetry
 
 
 @pytest.fixture

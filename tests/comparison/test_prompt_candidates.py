@@ -1066,6 +1066,7 @@ def random_workload(seed: int, n_candidates: int = 6, n_items: int = 15):
     return cands(*candidate_ids), items(*item_ids), run, scorer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_concurrent_results_equal_sequential(seed: int) -> None:
     candidates, its, run, scorer = random_workload(seed)

@@ -13,8 +13,8 @@ content of the last message. Everything the server saw is counted so tests can a
         server.count(model="echo")      # per model, optionally per prompt
         server.max_in_flight            # the most requests it held at once
 
-Used by tests/test_live_*.py and bench/live_bench.py. Loopback only: it never binds or contacts
-any other address.
+Used by the model, cache and judge tests and by bench/live_bench.py. Loopback only: it never binds
+or contacts any other address.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""The output cache, repeats and resume, end to end: ``python -m assay run --candidates`` against a
-real OpenAI-compatible server on loopback, counting the requests it receives."""
+"""The output cache, repeats and resume, end to end: ``assay run --candidates`` against a real
+OpenAI-compatible server on loopback, counting the requests it receives.
+
+The runs are in-process; Ctrl-C (SIGINT, exit 130) and processes sharing one cache are real
+``python -m assay`` processes."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -21,8 +23,8 @@ import pytest
 from assay.models._cache import OutputCache, cache_key, default_cache_path
 from assay.models._runner import Call, run_calls
 from assay.models.providers import ProviderConfig
-from conftest import run_cli
-from fake_openai import FakeOpenAI, echo_text, fake_openai
+from tests.helpers.cli import process_env, run_cli, spawn
+from tests.helpers.fake_openai import FakeOpenAI, echo_text, fake_openai
 
 CLI_TIMEOUT_S = 60.0
 
@@ -92,21 +94,6 @@ def cache_count(root: Path) -> int:
         return 0
     with OutputCache(path) as cache:
         return cache.count()
-
-
-def spawn(args: Sequence[str | os.PathLike[str]], cwd: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ)
-    env.pop("PYTHONWARNINGS", None)
-    env["PYTHONIOENCODING"] = "utf-8"
-    return subprocess.Popen(
-        [sys.executable, "-m", "assay", *(str(a) for a in args)],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        env=env,
-    )
 
 
 THREE_GOLDENS = [
@@ -474,6 +461,7 @@ def test_resume_of_a_complete_run_makes_no_request(server: FakeOpenAI, tmp_path:
 # --------------------------------------------------------------------------- concurrent processes
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_path: Path) -> None:
     # Each process runs one call at a time; the server holds the first requests until two are in
     # flight at once, so the two runs provably overlap.
@@ -516,50 +504,72 @@ def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_pa
 
 
 OPENER = """
-import os, sys, time
+import os, sys, time, traceback
 from pathlib import Path
 from assay.models._cache import OutputCache
 from assay.models.providers import Completion
-go, path = Path(sys.argv[1]), Path(sys.argv[2])
-deadline = time.monotonic() + 30
-while not go.exists() and time.monotonic() < deadline:
-    time.sleep(0.001)
-with OutputCache(path) as cache:
-    cache.put(f"key-{os.getpid()}", Completion("text", 1, 1))
+failed = 0
+for folder in map(Path, sys.argv[1:]):
+    (folder / f"ready-{os.getpid()}").touch()
+    deadline = time.monotonic() + 30
+    while not (folder / "go").exists():
+        if time.monotonic() > deadline:
+            sys.exit(f"{folder.name}: no go file within 30 s")
+        time.sleep(0.0005)
+    try:
+        with OutputCache(folder / "cache" / "outputs.sqlite") as cache:
+            cache.put(f"key-{os.getpid()}", Completion("text", 1, 1))
+    except Exception:
+        failed = 1
+        print(f"{folder.name}: " + traceback.format_exc(limit=3), file=sys.stderr)
+sys.exit(failed)
 """
+OPENERS = 6
+ROUNDS = 10
 
 
+@pytest.mark.slow
 def test_processes_opening_a_fresh_cache_at_the_same_moment_all_succeed(tmp_path: Path) -> None:
     # Two CI jobs (or two terminals) starting their first run at once: each opens the new cache
-    # file and switches it to WAL mode. Every process must succeed and keep its entry.
-    env = dict(os.environ)
-    env.pop("PYTHONWARNINGS", None)
-    failures = []
-    for round_ in range(10):
-        folder = tmp_path / f"round-{round_}"
+    # file and switches it to WAL mode. Every process must succeed and keep its entry. The same
+    # six processes meet at ten fresh caches in turn: each waits (spinning) until all six are
+    # ready and the go file appears, so they open the new file at the same moment.
+    folders = [tmp_path / f"round-{i}" for i in range(ROUNDS)]
+    for folder in folders:
         folder.mkdir()
-        go, path = folder / "go", folder / "cache" / "outputs.sqlite"
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", OPENER, str(go), str(path)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=env,
-            )
-            for _ in range(6)
-        ]
-        time.sleep(0.3)  # let every process import and wait for the go file
-        go.touch()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, *map(str, folders)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=process_env(),
+        )
+        for _ in range(OPENERS)
+    ]
+    try:
+        for folder in folders:
+            deadline = time.monotonic() + CLI_TIMEOUT_S
+            while len(list(folder.glob("ready-*"))) < OPENERS:
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    break  # reported below: a process died or never got here
+                time.sleep(0.001)
+            (folder / "go").touch()
+        outputs = [proc.communicate(timeout=CLI_TIMEOUT_S) for proc in procs]
+    finally:
         for proc in procs:
-            with proc:
-                _out, err = proc.communicate(timeout=CLI_TIMEOUT_S)
-            if proc.returncode != 0:
-                failures.append(f"round {round_}: exit {proc.returncode}: {err.strip()[-300:]}")
-        if not failures:
-            with OutputCache(path) as cache:
-                assert cache.count() == 6
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+    failures = [
+        f"exit {proc.returncode}: {err.strip()[-600:]}"
+        for proc, (_out, err) in zip(procs, outputs, strict=True)
+        if proc.returncode != 0
+    ]
     assert failures == []
+    for folder in folders:
+        with OutputCache(folder / "cache" / "outputs.sqlite") as cache:
+            assert cache.count() == OPENERS, folder.name
 
 
 def test_opening_the_cache_waits_for_another_writer_instead_of_failing(tmp_path: Path) -> None:

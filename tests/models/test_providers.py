@@ -27,8 +27,8 @@ from assay.models._live import build_calls
 from assay.models._runner import BACKOFF_CAP_S, Call, Outcome, RunStats, run_calls
 from assay.models._template import render
 from assay.models.providers import ProviderConfig
-from conftest import run_cli
-from fake_openai import FakeOpenAI, echo_text, fake_openai
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_openai import FakeOpenAI, echo_text, fake_openai
 
 # --------------------------------------------------------------------------- helpers
 

@@ -23,8 +23,8 @@ from assay.goldens import Golden
 from assay.outputs import load_outputs
 from assay.results import Result, summarize
 from assay.views._html import embed_json, render_agent_html, render_html
-from conftest import ORIGIN, write_golden, write_json
-from test_report_markdown import agent_document, sample_run
+from tests.helpers.goldens import ORIGIN, write_golden, write_json
+from tests.helpers.runs import agent_document, sample_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -287,6 +287,7 @@ def test_script_output_is_text(load: Any, project: Project) -> None:
     assert page.evaluate("document.scripts.length") == 2
 
 
+@pytest.mark.slow
 def test_ten_thousand_goldens_page_and_screenshot(load: Any, tmp_path: Path) -> None:
     n = 10_000
     check = CheckResult("contains:FROM", "contains", False, "output does not contain 'FROM'")

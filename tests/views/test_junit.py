@@ -13,7 +13,7 @@ from assay.baseline import Diff
 from assay.gate import GateRun
 from assay.results import Result, summarize
 from assay.views._junit import GATE_SUITE, render_agent_junit, render_junit
-from test_report_markdown import (
+from tests.helpers.runs import (
     NASTY,
     agent_document,
     check_snapshot,

@@ -1,0 +1,1 @@
+"""Tests of the agent benchmark (``assay.agent``): telemetry, scoring, taxonomy."""

@@ -1,0 +1,1 @@
+"""Tests of the asserts (``assay.asserts``): ops, pointers, JSON Schema conformance."""

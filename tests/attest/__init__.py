@@ -1,0 +1,1 @@
+"""Tests of clean-run attestation (``assay.attest``): journal, scan, seal, verify."""

@@ -1,0 +1,1 @@
+"""Tests of the ``assay`` command line (``assay.cli``), end to end."""

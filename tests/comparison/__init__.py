@@ -1,0 +1,1 @@
+"""Tests of the prompt-candidate comparison API (``assay.comparison``)."""

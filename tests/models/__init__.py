@@ -1,0 +1,1 @@
+"""Tests of model calling (``assay.models``): providers, runner, cache, templates."""

@@ -1,0 +1,1 @@
+"""Tests of the report views (``assay.views``): Markdown, text, JUnit, HTML."""
