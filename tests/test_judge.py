@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from assay.config import load_config
+from assay.config import JudgeSettings, load_config
 from assay.errors import ConfigError
 from assay.gate import GateOptions, run_gate
-from assay.judge import judge_prompt, parse_verdict, settings
+from assay.judge import judge, judge_prompt, parse_verdict
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_openai import GARBAGE, FakeOpenAI, fake_openai
 
@@ -81,26 +81,69 @@ def test_parse_verdict_rejects_what_is_not_a_verdict(text: str) -> None:
     assert parse_verdict(text) is None
 
 
-def test_judge_settings_validation() -> None:
-    with pytest.raises(ConfigError, match="unknown judge setting") as info:
-        settings({"verfied": True})
-    assert info.value.field == "judge.verfied"
-    with pytest.raises(ConfigError) as info:
-        settings({"verified": "yes"})
-    assert info.value.field == "judge.verified"
-    with pytest.raises(ConfigError) as info:
-        settings({"rubric_prompt": 3})
-    assert info.value.field == "judge.rubric_prompt"
-    block = settings({"verified": True})
-    assert block["verified"] is True
-    assert "{rubric}" in block["rubric_prompt"]
+@pytest.mark.parametrize(
+    ("block", "field", "message"),
+    [
+        ("verfied = true", "judge.verfied", "unknown setting"),
+        ('verified = "yes"', "judge.verified", "must be true or false"),
+        ("rubric_prompt = 3", "judge.rubric_prompt", "must be a string"),
+        ("provider = 3", "judge.provider", "must be a table"),
+        ('provider = {type = "openai"}', "judge.provider.base_url", "needs 'base_url'"),
+        ('provider = {type = "nope"}', "judge.provider.type", "provider type"),
+    ],
+)
+def test_judge_settings_are_validated_when_the_config_loads(
+    tmp_path: Path, block: str, field: str, message: str
+) -> None:
+    (tmp_path / "assay.toml").write_text(f"[judge]\n{block}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(tmp_path)
+    assert info.value.field == field
+    assert info.value.source == str(tmp_path / "assay.toml")
+
+
+def test_judge_settings_defaults_and_values(tmp_path: Path) -> None:
+    assert load_config(tmp_path).judge == JudgeSettings()
+    (tmp_path / "assay.toml").write_text(
+        '[judge]\nverified = true\n[judge.provider]\ntype = "echo"\n', encoding="utf-8"
+    )
+    settings = load_config(tmp_path).judge
+    assert settings.verified is True
+    assert settings.provider is not None and settings.provider.type == "echo"
+    assert settings.rubric_prompt is None  # the built-in prompt
+    assert settings.source == str(tmp_path / "assay.toml")
+
+
+def test_judge_errors_name_pyproject_when_the_settings_live_there(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.assay.judge]\nverified = true\n", encoding="utf-8"
+    )
+    settings = load_config(tmp_path).judge
+    with pytest.raises(ConfigError, match=r"\[judge\.provider\]") as info:
+        judge("an answer", "a rubric", settings)
+    assert info.value.source == f"{tmp_path / 'pyproject.toml'} [tool.assay]"
+    assert "assay.toml" not in str(info.value)
 
 
 def test_judge_prompt_fills_placeholders_and_keeps_literal_braces() -> None:
-    block = {"rubric_prompt": 'R={rubric} O={output} E={expected} -> {{"score": n}}'}
-    assert judge_prompt(block, "out {x}", "be kind", "ref") == (
+    settings = JudgeSettings(rubric_prompt='R={rubric} O={output} E={expected} -> {{"score": n}}')
+    assert judge_prompt(settings, "out {x}", "be kind", "ref") == (
         'R=be kind O=out {x} E=ref -> {"score": n}'
     )
+
+
+def test_a_placeholder_inside_the_output_is_not_filled_again() -> None:
+    settings = JudgeSettings(rubric_prompt="O={output} R={rubric}")
+    # An output quoting the template's placeholders must reach the judge exactly as written.
+    assert judge_prompt(settings, "{rubric} {expected}", "secret rubric", "ref") == (
+        "O={rubric} {expected} R=secret rubric"
+    )
+
+
+def test_the_built_in_prompt_asks_for_a_json_verdict() -> None:
+    prompt = judge_prompt(JudgeSettings(), "the answer", "the rubric", "the reference")
+    assert "the answer" in prompt and "the rubric" in prompt and "the reference" in prompt
+    assert '{"score": <number from 0 to 1>' in prompt
 
 
 # --------------------------------------------------------------------------- project helpers

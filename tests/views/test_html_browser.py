@@ -21,8 +21,8 @@ from assay.config import load_config
 from assay.gate import GateOptions, GateRun, load_selected, run_gate
 from assay.goldens import Golden
 from assay.outputs import load_outputs
-from assay.results import Result, summarize
-from assay.views._html import embed_json, render_agent_html, render_html
+from assay.results import ReportContent, Result, summarize
+from assay.views._html import embed_json, render_html
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 from tests.helpers.runs import agent_document, sample_run
 
@@ -56,7 +56,7 @@ def test_embed_json_survives_nan_and_odd_types() -> None:
 
 
 def test_page_is_self_contained() -> None:
-    html = render_html(sample_run())
+    html = render_html(sample_run().to_dict())
     html.encode("utf-8")
     assert not re.search(r"(?i)\b(https?:|ftp:|//[a-z0-9])", html.replace("data:,", ""))
     assert not re.search(r"(?i)\b(src|href)\s*=\s*[\"'](?!data:)", html)
@@ -195,13 +195,13 @@ def project(tmp_path: Path) -> Project:
 
 
 def gate_page(project: Project) -> str:
-    return render_html(
-        project.run,
-        {"score": 0.5, "components": {"task_success": 0.5}, "per_tier": {"smoke": 1.0}},
-        goldens=project.goldens,
-        outputs=project.outputs,
-        baseline=project.baseline,
-    )
+    document = project.run.to_dict()
+    document["summary"]["composite"] = {
+        "score": 0.5,
+        "components": {"task_success": 0.5},
+        "per_tier": {"smoke": 1.0},
+    }
+    return render_html(document, ReportContent(project.goldens, project.outputs, project.baseline))
 
 
 def visible_ids(page: Any) -> list[str]:
@@ -298,7 +298,7 @@ def test_ten_thousand_goldens_page_and_screenshot(load: Any, tmp_path: Path) -> 
         for i in range(n)
     ]
     run = GateRun(results, [summarize("default", results)], n, "report")
-    loaded = load(render_html(run))
+    loaded = load(render_html(run.to_dict()))
     page = loaded.page
     assert loaded.errors == []
     assert page.locator("tr.row").count() == 200
@@ -316,7 +316,7 @@ def test_ten_thousand_goldens_page_and_screenshot(load: Any, tmp_path: Path) -> 
 
 def test_agent_report(load: Any) -> None:
     document = agent_document()
-    loaded = load(render_agent_html(document))
+    loaded = load(render_html(document))
     page = loaded.page
     assert loaded.errors == []
     assert loaded.requests == [loaded.url]
@@ -329,4 +329,5 @@ def test_agent_report(load: Any) -> None:
     assert "test_regression" in detail and "2 test(s) failed" in detail
     page.fill("#filter", "")
     page.uncheck("input.status-filter[value='fail']")
+    page.uncheck("input.status-filter[value='no-output']")  # the tasks with no telemetry
     assert visible_ids(page) == ["smoke-fix-off-by-one"]

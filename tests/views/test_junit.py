@@ -12,7 +12,7 @@ from assay.asserts import CheckResult
 from assay.baseline import Diff
 from assay.gate import GateRun
 from assay.results import Result, summarize
-from assay.views._junit import GATE_SUITE, render_agent_junit, render_junit
+from assay.views._junit import GATE_SUITE, render_junit
 from tests.helpers.runs import (
     NASTY,
     agent_document,
@@ -47,15 +47,15 @@ def counts(element: ET.Element) -> dict[str, int]:
 
 
 def test_sample_junit_snapshot() -> None:
-    check_snapshot("sample.junit.xml", render_junit(sample_run()))
+    check_snapshot("sample.junit.xml", render_junit(sample_run().to_dict()))
 
 
 def test_example_junit_snapshot(tmp_path: Path) -> None:
-    check_snapshot("example.junit.xml", render_junit(example_run(tmp_path)))
+    check_snapshot("example.junit.xml", render_junit(example_run(tmp_path).to_dict()))
 
 
 def test_agent_junit_snapshot() -> None:
-    check_snapshot("agent.junit.xml", render_agent_junit(agent_document()))
+    check_snapshot("agent.junit.xml", render_junit(agent_document()))
 
 
 # ------------------------------------------------------------------------------ schema, counts
@@ -63,7 +63,7 @@ def test_agent_junit_snapshot() -> None:
 
 def test_counts_match_the_run(schema: Any) -> None:
     run = sample_run()
-    root = parse(render_junit(run), schema)
+    root = parse(render_junit(run.to_dict()), schema)
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == [*(s.candidate for s in run.summaries), GATE_SUITE]
     for summary, suite in zip(run.summaries, suites[:-1], strict=True):
@@ -96,7 +96,7 @@ def test_counts_match_the_run(schema: Any) -> None:
 
 
 def test_failure_body_has_every_failed_check(schema: Any) -> None:
-    root = parse(render_junit(sample_run()), schema)
+    root = parse(render_junit(sample_run().to_dict()), schema)
     case = root.find("testsuite[@name='brief']/testcase[@name='json-invoice']")
     assert case is not None
     failure = case.find("failure")
@@ -108,7 +108,7 @@ def test_failure_body_has_every_failed_check(schema: Any) -> None:
 
 
 def test_markup_survives_as_text(schema: Any) -> None:
-    xml = render_junit(sample_run())
+    xml = render_junit(sample_run().to_dict())
     root = parse(xml, schema)
     case = root.find("testsuite[@name='brief']/testcase[@name='xss-<script>']")
     assert case is not None
@@ -134,7 +134,7 @@ def test_illegal_xml_characters_are_stripped(schema: Any) -> None:
         )
     ]
     run = GateRun(results, [summarize("cand\x08", results)], 1, "report")
-    xml = render_junit(run)
+    xml = render_junit(run.to_dict())
     xml.encode("utf-8")  # no lone surrogate left: the file can be written
     root = parse(xml, schema)
     case = root.find("testsuite/testcase")
@@ -148,7 +148,7 @@ def test_illegal_xml_characters_are_stripped(schema: Any) -> None:
 
 def test_report_mode_has_no_gate_suite(schema: Any, tmp_path: Path) -> None:
     run = example_run(tmp_path)
-    root = parse(render_junit(run), schema)
+    root = parse(render_junit(run.to_dict()), schema)
     assert [s.get("name") for s in root.findall("testsuite")] == ["default"]
     assert counts(root) == {"tests": 11, "failures": 1, "errors": 0, "skipped": 2}
 
@@ -157,7 +157,7 @@ def test_passing_check_has_a_passing_gate_case(schema: Any, tmp_path: Path) -> N
     run = example_run(tmp_path)
     run.mode = "check"
     run.diff = Diff([], [])
-    root = parse(render_junit(run), schema)
+    root = parse(render_junit(run.to_dict()), schema)
     gate = root.find(f"testsuite[@name='{GATE_SUITE}']")
     assert gate is not None
     assert counts(gate) == {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
@@ -166,14 +166,14 @@ def test_passing_check_has_a_passing_gate_case(schema: Any, tmp_path: Path) -> N
 def test_min_pass_rate_failure_shows_in_the_gate_suite(schema: Any, tmp_path: Path) -> None:
     run = example_run(tmp_path)
     run.gate_failures.append("candidate 'default': pass rate 72.7% is below min_pass_rate 90.0%")
-    root = parse(render_junit(run), schema)
+    root = parse(render_junit(run.to_dict()), schema)
     failure = root.find(f"testsuite[@name='{GATE_SUITE}']/testcase[@name='gate']/failure")
     assert failure is not None
     assert "min_pass_rate" in failure.get("message", "")
 
 
 def test_no_candidates_is_still_valid(schema: Any) -> None:
-    root = parse(render_junit(GateRun([], [], 0, "report")), schema)
+    root = parse(render_junit(GateRun([], [], 0, "report").to_dict()), schema)
     assert counts(root) == {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
 
 
@@ -182,15 +182,17 @@ def test_no_candidates_is_still_valid(schema: Any) -> None:
 
 def test_agent_junit(schema: Any) -> None:
     document = agent_document()
-    root = parse(render_agent_junit(document), schema)
+    root = parse(render_junit(document), schema)
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["agent"]
     tasks = document["results"]
-    failed = [t for t in tasks if not t["passed"]]
+    failed = [t for t in tasks if t["status"] == "fail"]
+    no_telemetry = [t for t in tasks if t["status"] == "no-output"]
+    assert failed and no_telemetry
     assert counts(suites[0]) == {
         "tests": len(tasks),
         "failures": len(failed),
-        "errors": 0,
+        "errors": len(no_telemetry),  # no telemetry: nothing the agent did could be scored
         "skipped": 0,
     }
     assert counts(root) == counts(suites[0])
@@ -200,7 +202,7 @@ def test_agent_junit(schema: Any) -> None:
     failure = case.find("failure")
     assert failure is not None
     assert failure.get("type") == "test_regression"
-    assert failure.get("message") == "test_regression: 2 test(s) failed of 0 run"
+    assert failure.get("message") == "test_regression: 2 test(s) failed of 0 run (and 1 more)"
     props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
     assert props["score"] == f"{document['summary']['composite']['score']:.4f}"
     passed = suites[0].find("testcase[@name='smoke-fix-off-by-one']")

@@ -14,8 +14,8 @@ import pytest
 from assay.baseline import Diff, Regression
 from assay.gate import GateRun
 from assay.results import Result, summarize
-from assay.views._markdown import MAX_ROWS, cell, render_agent_markdown, render_markdown
-from assay.views._text import render_gate
+from assay.views._markdown import MAX_ROWS, cell, render_markdown
+from assay.views._text import render_text
 from tests.helpers.runs import (
     agent_document,
     check_snapshot,
@@ -28,23 +28,23 @@ from tests.helpers.runs import (
 
 
 def test_sample_markdown_snapshot() -> None:
-    check_snapshot("sample.md", render_markdown(sample_run()))
+    check_snapshot("sample.md", render_markdown(sample_run().to_dict()))
 
 
 def test_sample_text_snapshot() -> None:
-    check_snapshot("sample.txt", render_gate(sample_run()))
+    check_snapshot("sample.txt", render_text(sample_run().to_dict()))
 
 
 def test_example_markdown_snapshot(tmp_path: Path) -> None:
-    check_snapshot("example.md", render_markdown(example_run(tmp_path)))
+    check_snapshot("example.md", render_markdown(example_run(tmp_path).to_dict()))
 
 
 def test_example_text_snapshot(tmp_path: Path) -> None:
-    check_snapshot("example.txt", render_gate(example_run(tmp_path)))
+    check_snapshot("example.txt", render_text(example_run(tmp_path).to_dict()))
 
 
 def test_agent_markdown_snapshot() -> None:
-    check_snapshot("agent.md", render_agent_markdown(agent_document()))
+    check_snapshot("agent.md", render_markdown(agent_document()))
 
 
 # ------------------------------------------------------------------------------------ escaping
@@ -68,7 +68,7 @@ def _table_rows(markdown: str) -> list[list[str]]:
 
 
 def test_every_table_row_has_the_header_column_count() -> None:
-    markdown = render_markdown(sample_run())
+    markdown = render_markdown(sample_run().to_dict())
     blocks = _table_rows(markdown)
     assert len(blocks) == 3  # regressions, candidates, failing goldens
     for block in blocks:
@@ -78,7 +78,7 @@ def test_every_table_row_has_the_header_column_count() -> None:
 
 
 def test_hostile_text_is_escaped() -> None:
-    markdown = render_markdown(sample_run())
+    markdown = render_markdown(sample_run().to_dict())
     assert "<script>" not in markdown
     assert "\\<script\\>" in markdown
     assert "`tick`" not in markdown and "\\`tick\\`" in markdown
@@ -139,7 +139,7 @@ def _failing_run(n: int) -> GateRun:
 
 
 def test_long_lists_are_capped() -> None:
-    markdown = render_markdown(_failing_run(MAX_ROWS + 70))
+    markdown = render_markdown(_failing_run(MAX_ROWS + 70).to_dict())
     rows = re.findall(r"^\| g\d{3} \|", markdown, re.MULTILINE)
     assert len(rows) == 2 * MAX_ROWS  # regressions + failing goldens tables
     assert markdown.count("…and 70 more.") == 2
@@ -147,25 +147,25 @@ def test_long_lists_are_capped() -> None:
 
 
 def test_verdict_lines(tmp_path: Path) -> None:
-    assert render_markdown(sample_run()).startswith("❌ **assay gate: FAILED** (exit 2)")
+    assert render_markdown(sample_run().to_dict()).startswith("❌ **assay gate: FAILED** (exit 2)")
     passed = _failing_run(0)
     passed.gate_failures.clear()
-    assert render_markdown(passed).startswith("✅ **assay gate: passed**")
-    report = render_markdown(example_run(tmp_path))
+    assert render_markdown(passed.to_dict()).startswith("✅ **assay gate: passed**")
+    report = render_markdown(example_run(tmp_path).to_dict())
     assert report.startswith("**assay**: report only")
     assert "### Regressions" not in report
 
 
 def test_regressions_come_first() -> None:
-    markdown = render_markdown(sample_run())
+    markdown = render_markdown(sample_run().to_dict())
     assert markdown.index("### Regressions (3)") < markdown.index("### Candidates")
     assert markdown.index("### Candidates") < markdown.index("### Failing goldens (5)")
 
 
 def test_agent_markdown_lists_every_failure() -> None:
     document = agent_document()
-    markdown = render_agent_markdown(document)
+    markdown = render_markdown(document)
     failed = [t for t in document["results"] if t.get("failure")]
-    assert f"### Failures ({len(failed)})" in markdown
+    assert f"### Failing goldens ({len(failed)})" in markdown
     assert "test\\_regression" in markdown and "incomplete" in markdown
     assert "| task\\_success |" in markdown

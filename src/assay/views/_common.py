@@ -31,7 +31,7 @@ def signed(value: float | None) -> str:
 def failed_checks(result: Mapping[str, Any]) -> list[str]:
     """``text: reason`` of every failed check (only the op in a redacted run record)."""
     return [
-        f"{c['text']}: {c['reason']}" if c.get("reason") else str(c["text"])
+        f"{c['text']}: {c.get('reason') or 'failed'}"
         for c in result.get("checks", ())
         if not c["passed"]
     ]
