@@ -10,7 +10,8 @@ module. Imports under ``if TYPE_CHECKING:`` are skipped (they never run).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Set
+from functools import cache
 from pathlib import Path
 
 import assay
@@ -89,11 +90,12 @@ def imported_modules(module: str, path: Path) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    return {module: imported_modules(module, path) for module, path in MODULES.items()}
+@cache
+def import_graph() -> dict[str, frozenset[str]]:
+    return {module: frozenset(imported_modules(module, path)) for module, path in MODULES.items()}
 
 
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+def find_cycle(graph: Mapping[str, Set[str]]) -> list[str] | None:
     """One cycle as a path ``[a, b, …, a]``, or None (iterative depth-first search)."""
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     for start in sorted(graph):

@@ -124,27 +124,6 @@ def test_check_json_without_regression_has_empty_list(
     assert document["summary"]["pass_rate"] == 1.0
 
 
-def test_console_script_runs_the_gate(project: GoldensProject) -> None:
-    """The installed ``assay`` entry point behaves like ``python -m assay``."""
-    import shutil
-    import subprocess
-    import sys
-
-    exe = shutil.which("assay", path=str(Path(sys.executable).parent))
-    if exe is None:
-        pytest.skip("the assay console script is not installed next to this interpreter")
-    proc = subprocess.run(
-        [exe, "run", "goldens", "--outputs", "broken.json"],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert report_rows(proc.stdout)["sql-active-users"][0] == "FAIL"
-
-
 # ------------------------------------------------------------------- 2. tier 3 and tier 2 decisions
 
 

@@ -11,6 +11,8 @@ afterwards:
   ``python -m``; modules the run imports from them (a python provider's module) are forgotten;
 - stdin (empty), stdout and stderr (UTF-8 text, captured; never a terminal, as with a pipe);
 - signal handlers, the warning filters and the logging configuration of existing loggers;
+- click's per-command cache of the help option (a process builds it once, from the first
+  context that asks: ``assay`` and ``assay --help`` would otherwise depend on test order);
 - ``SystemExit`` becomes the exit code; an exception escaping ``main`` is printed as the
   interpreter would print it (a traceback on stderr) and gives exit code 1;
 - ``timeout``: a run still going after it is interrupted (as Ctrl-C would) and the test fails.
@@ -229,8 +231,22 @@ def _isolated(cwd: Path, argv: list[str], env: Env | None) -> Iterator[None]:
         _restore_loggers(saved_loggers)
 
 
+def _forget_help_options() -> None:
+    """Drop the help option click caches on each command (``Command._help_option``)."""
+    from assay.cli import cli
+
+    todo: list[Any] = [cli]
+    while todo:
+        command = todo.pop()
+        if getattr(command, "_help_option", None) is not None:
+            command._help_option = None
+        todo.extend(getattr(command, "commands", {}).values())
+
+
 def _call_main(argv: list[str], stderr: io.TextIOBase) -> int:
     from assay.cli import main
+
+    _forget_help_options()
 
     try:
         main(argv)

@@ -210,7 +210,8 @@ class FakeOpenAI:
         self._server = _Server(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            # How soon stop() gets through: every test with a server pays it once at teardown.
+            kwargs={"poll_interval": 0.01},
             name="fake-openai",
             daemon=True,
         )

@@ -256,17 +256,17 @@ def test_400_is_never_retried(server: FakeOpenAI) -> None:
 def test_timeout_is_retried_and_reported(server: FakeOpenAI) -> None:
     # The slow model answers only after 30 s (or when the server stops): every attempt times out.
     delays: list[float] = []
-    config = openai(server, "slow", timeout_s=0.5, max_retries=1)
+    config = openai(server, "slow", timeout_s=0.25, max_retries=1)
     started = time.monotonic()
     outcomes, stats = run([call(config)], delays=delays)
     elapsed = time.monotonic() - started
     [outcome] = outcomes
     assert outcome.completion is None
-    assert outcome.error == "timed out after 0.5 s after 2 attempt(s)"
+    assert outcome.error == "timed out after 0.25 s after 2 attempt(s)"
     assert server.count(model="slow") == 2
     assert len(delays) == 1
     assert stats.errors == 1
-    assert elapsed < 20  # generous: two 0.5 s timeouts, never the server's 30 s
+    assert elapsed < 20  # generous: two 0.25 s timeouts, never the server's 30 s
 
 
 @pytest.mark.parametrize("model", ["malformed", "no-choices"])
@@ -463,17 +463,17 @@ def test_command_provider_failing_exit_code_is_an_error_not_retried() -> None:
 
 
 def test_command_provider_timeout_is_reported_and_retried() -> None:
-    # `sleep 10` outlives the 0.5 s timeout; the call must end at the timeout, not after 10 s.
+    # `sleep 10` outlives the 0.25 s timeout; the call must end at the timeout, not after 10 s.
     delays: list[float] = []
     started = time.monotonic()
-    outcomes, stats = run([call(command("sleep 10", timeout_s=0.5, max_retries=1))], delays=delays)
+    outcomes, stats = run([call(command("sleep 10", timeout_s=0.25, max_retries=1))], delays=delays)
     elapsed = time.monotonic() - started
     [outcome] = outcomes
     assert outcome.completion is None
-    assert outcome.error == "the command timed out after 0.5 s after 2 attempt(s)"
+    assert outcome.error == "the command timed out after 0.25 s after 2 attempt(s)"
     assert len(delays) == 1
     assert stats.errors == 1
-    assert elapsed < 8  # generous for two 0.5 s timeouts; the command itself sleeps 2 x 10 s
+    assert elapsed < 8  # generous for two 0.25 s timeouts; the command itself sleeps 2 x 10 s
 
 
 def _alive(pid: int) -> bool:
@@ -633,9 +633,9 @@ def test_python_provider_wrong_return_type_is_an_error(py_module: str) -> None:
 def test_python_provider_async_timeout(py_module: str) -> None:
     delays: list[float] = []
     outcomes, _ = run(
-        [call(python_fn(f"{py_module}:hangs", timeout_s=0.3, max_retries=1))], delays=delays
+        [call(python_fn(f"{py_module}:hangs", timeout_s=0.15, max_retries=1))], delays=delays
     )
-    assert outcomes[0].error == "the function timed out after 0.3 s after 2 attempt(s)"
+    assert outcomes[0].error == "the function timed out after 0.15 s after 2 attempt(s)"
     assert len(delays) == 1
 
 
