@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from assay.config import DEFAULT_BASELINE, DEFAULT_GOLDENS, Config, load_config
+import assay
+from assay.config import (
+    BENCH_KEYS,
+    DEFAULT_BASELINE,
+    DEFAULT_GOLDENS,
+    Config,
+    JudgeSettings,
+    load_config,
+)
 from assay.errors import AssayError, ConfigError
+from assay.models import ProviderConfig
 
 
 def write(path: Path, text: str) -> Path:
@@ -26,7 +35,8 @@ def test_defaults_when_no_file(tmp_path: Path) -> None:
     assert config.similarity == "none"
     assert config.regex_timeout_s == 0.1
     assert config.min_pass_rate is None
-    assert dict(config.judge) == {}
+    assert config.judge == JudgeSettings()
+    assert config.judge == JudgeSettings(False, None, None, None)
     assert dict(config.bench) == {}
     assert config.source is None
 
@@ -47,8 +57,8 @@ def test_assay_toml_values(tmp_path: Path) -> None:
         'similarity = "difflib"\n'
         "regex_timeout_s = 0.5\n"
         "min_pass_rate = 0.75\n"
-        '\n[judge]\nverified = false\nmodel = "x"\n'
-        "\n[bench]\nruns = 3\n",
+        '\n[judge]\nverified = false\nrubric_prompt = "Grade {{ output }}"\n'
+        "\n[bench]\ncost_baseline_usd = 1\n",
     )
     config = load_config(tmp_path)
     assert config.goldens == tmp_path / "evals" / "goldens"
@@ -56,8 +66,9 @@ def test_assay_toml_values(tmp_path: Path) -> None:
     assert config.similarity == "difflib"
     assert config.regex_timeout_s == 0.5
     assert config.min_pass_rate == 0.75
-    assert dict(config.judge) == {"verified": False, "model": "x"}
-    assert dict(config.bench) == {"runs": 3}
+    assert config.judge == JudgeSettings(False, None, "Grade {{ output }}", str(path))
+    assert dict(config.bench) == {"cost_baseline_usd": 1.0}
+    assert isinstance(config.bench["cost_baseline_usd"], float)
     assert config.source == str(path)
 
 
@@ -242,3 +253,234 @@ def test_config_is_frozen(tmp_path: Path) -> None:
 
 def test_config_error_is_assay_error() -> None:
     assert issubclass(ConfigError, AssayError)
+
+
+# ------------------------------------------------------------------------------ the messages
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("min_pass_rate = 1.5", "min_pass_rate", "must be a number between 0 and 1"),
+        ("min_pass_rate = true", "min_pass_rate", "must be a number between 0 and 1"),
+        ("min_pass_rate = nan", "min_pass_rate", "must be a number between 0 and 1"),
+        ("regex_timeout_s = 0", "regex_timeout_s", "must be a number > 0"),
+        ("regex_timeout_s = inf", "regex_timeout_s", "must be a number > 0"),
+        ("goldens = 3", "goldens", "must be a string"),
+        ("judge = 1", "judge", "must be a table"),
+        (
+            "golden = 'x'",
+            "golden",
+            "unknown setting (known: baseline, bench, goldens, judge, min_pass_rate, "
+            "regex_timeout_s, similarity)",
+        ),
+    ],
+)
+def test_messages_come_from_the_one_validator(
+    tmp_path: Path, text: str, field: str, message: str
+) -> None:
+    path = write(tmp_path / "assay.toml", text + "\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(tmp_path)
+    assert excinfo.value.field == field
+    assert excinfo.value.message == message
+    assert excinfo.value.source == str(path)
+    assert str(excinfo.value) == f"{path}: field '{field}': {message}"
+
+
+# ---------------------------------------------------------------------------- [judge]
+
+
+def test_judge_block_is_validated_settings(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "assay.toml",
+        "[judge]\nverified = true\nrubric_prompt = 'Grade it'\n\n"
+        "[judge.provider]\ntype = 'openai'\nbase_url = 'http://127.0.0.1:9/v1'\nmodel = 'm'\n"
+        "timeout_s = 5\nmax_retries = 1\n",
+    )
+    judge = load_config(tmp_path).judge
+    assert isinstance(judge, JudgeSettings)
+    assert judge.verified is True
+    assert judge.rubric_prompt == "Grade it"
+    assert judge.source == str(path)
+    assert judge.provider == ProviderConfig(
+        type="openai", base_url="http://127.0.0.1:9/v1", model="m", timeout_s=5.0, max_retries=1
+    )
+    assert isinstance(judge.provider.timeout_s, float)
+
+
+def test_judge_without_provider(tmp_path: Path) -> None:
+    path = write(tmp_path / "assay.toml", "[judge]\nverified = true\n")
+    assert load_config(tmp_path).judge == JudgeSettings(True, None, None, str(path))
+
+
+def test_judge_settings_default_to_the_config_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "assay.toml", 'goldens = "g"\n')
+    assert load_config(tmp_path).judge == JudgeSettings(source=str(path))
+
+
+def test_judge_settings_are_frozen_and_exported(tmp_path: Path) -> None:
+    assert assay.JudgeSettings is JudgeSettings
+    judge = load_config(tmp_path).judge
+    with pytest.raises(AttributeError):
+        judge.verified = True  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("block", "field", "message"),
+    [
+        (
+            "[judge]\nmodel = 'x'",
+            "judge.model",
+            "unknown setting (known: provider, rubric_prompt, verified)",
+        ),
+        ("[judge]\nverified = 'yes'", "judge.verified", "must be true or false"),
+        ("[judge]\nverified = 1", "judge.verified", "must be true or false"),
+        ("[judge]\nrubric_prompt = 3", "judge.rubric_prompt", "must be a string"),
+        ("[judge]\nprovider = 'openai'", "judge.provider", "must be a table"),
+        ("[judge.provider]\ntype = 'gpt'", "judge.provider.type", "provider type must be one of"),
+        ("[judge.provider]\nmodel = 'm'", "judge.provider.type", "provider type must be one of"),
+        (
+            "[judge.provider]\ntype = 'echo'\ncolour = 1",
+            "judge.provider.colour",
+            "unknown provider setting (known: ",
+        ),
+        (
+            "[judge.provider]\ntype = 'openai'",
+            "judge.provider.base_url",
+            "the openai provider needs 'base_url'",
+        ),
+        (
+            "[judge.provider]\ntype = 'echo'\ntimeout_s = 0",
+            "judge.provider.timeout_s",
+            "must be a number > 0",
+        ),
+        (
+            "[judge.provider]\ntype = 'echo'\ntimeout_s = nan",
+            "judge.provider.timeout_s",
+            "must be a number",
+        ),
+        (
+            "[judge.provider]\ntype = 'echo'\nmax_retries = -1",
+            "judge.provider.max_retries",
+            "must be an integer >= 0",
+        ),
+        (
+            "[judge.provider]\ntype = 'echo'\nmax_retries = 1.5",
+            "judge.provider.max_retries",
+            "must be an integer",
+        ),
+        (
+            "[judge.provider]\ntype = 'echo'\nmax_concurrency = 0",
+            "judge.provider.max_concurrency",
+            "must be an integer >= 1",
+        ),
+        ("[judge.provider]\ntype = 'echo'\nmodel = 3", "judge.provider.model", "must be a string"),
+    ],
+)
+def test_bad_judge_block_is_an_error_at_load(
+    tmp_path: Path, block: str, field: str, message: str
+) -> None:
+    path = write(tmp_path / "assay.toml", block + "\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(tmp_path)
+    assert excinfo.value.source == str(path)
+    assert excinfo.value.field == field
+    assert excinfo.value.message.startswith(message)
+    assert str(excinfo.value).startswith(f"{path}: field '{field}': ")
+
+
+# ---------------------------------------------------------------------------- [bench]
+
+
+def test_bench_block_is_a_dict_of_floats(tmp_path: Path) -> None:
+    write(tmp_path / "assay.toml", "[bench]\ncost_baseline_usd = 2\nduration_baseline_s = 90.5\n")
+    bench = load_config(tmp_path).bench
+    assert dict(bench) == {"cost_baseline_usd": 2.0, "duration_baseline_s": 90.5}
+    assert all(isinstance(v, float) for v in bench.values())
+    assert set(bench) <= set(BENCH_KEYS)
+
+
+def test_bench_keeps_only_the_keys_given(tmp_path: Path) -> None:
+    write(tmp_path / "assay.toml", "[bench]\nduration_baseline_s = 60\n")
+    assert dict(load_config(tmp_path).bench) == {"duration_baseline_s": 60.0}
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        (
+            "runs = 3",
+            "bench.runs",
+            "unknown setting (known: cost_baseline_usd, duration_baseline_s)",
+        ),
+        ("cost_baseline_usd = 0", "bench.cost_baseline_usd", "must be a number > 0"),
+        ("cost_baseline_usd = -1", "bench.cost_baseline_usd", "must be a number > 0"),
+        ("cost_baseline_usd = true", "bench.cost_baseline_usd", "must be a number > 0"),
+        ("duration_baseline_s = '60'", "bench.duration_baseline_s", "must be a number > 0"),
+        ("duration_baseline_s = inf", "bench.duration_baseline_s", "must be a number > 0"),
+        ("duration_baseline_s = nan", "bench.duration_baseline_s", "must be a number > 0"),
+    ],
+)
+def test_bad_bench_value(tmp_path: Path, line: str, field: str, message: str) -> None:
+    path = write(tmp_path / "assay.toml", f"[bench]\n{line}\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(tmp_path)
+    assert (excinfo.value.source, excinfo.value.field, excinfo.value.message) == (
+        str(path),
+        field,
+        message,
+    )
+
+
+# ------------------------------------------------------------- errors from [tool.assay]
+
+
+@pytest.mark.parametrize(
+    ("block", "field", "message"),
+    [
+        ("min_pass_rate = 2", "min_pass_rate", "must be a number between 0 and 1"),
+        ("regex_timeout_s = -1", "regex_timeout_s", "must be a number > 0"),
+        ("similarity = 'nope'", "similarity", "unknown similarity backend"),
+        ("typo = 1", "typo", "unknown setting (known: "),
+        ("[tool.assay.judge]\nverified = 'no'", "judge.verified", "must be true or false"),
+        ("[tool.assay.judge]\nmodel = 'm'", "judge.model", "unknown setting"),
+        ("[tool.assay.judge.provider]\ntype = 'gpt'", "judge.provider.type", "provider type"),
+        (
+            "[tool.assay.judge.provider]\ntype = 'openai'",
+            "judge.provider.base_url",
+            "needs 'base_url'",
+        ),
+        ("[tool.assay.bench]\ncost_baseline_usd = 0", "bench.cost_baseline_usd", "> 0"),
+        ("[tool.assay.bench]\nruns = 1", "bench.runs", "unknown setting"),
+    ],
+)
+def test_errors_from_pyproject_name_that_file(
+    tmp_path: Path, block: str, field: str, message: str
+) -> None:
+    # Settings directly under [tool.assay], or in its sub-tables.
+    header = "" if block.startswith("[") else "[tool.assay]\n"
+    path = write(tmp_path / "pyproject.toml", f'[project]\nname = "demo"\n\n{header}{block}\n')
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(tmp_path)
+    error = excinfo.value
+    assert error.source is not None and error.source.startswith(str(path))
+    assert "[tool.assay]" in error.source
+    assert error.field == field
+    assert message in error.message
+    assert str(path) in str(error) and f"field '{field}'" in str(error)
+
+
+def test_pyproject_judge_and_bench(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pyproject.toml",
+        "[tool.assay.judge]\nverified = true\n\n"
+        "[tool.assay.judge.provider]\ntype = 'echo'\n\n"
+        "[tool.assay.bench]\ncost_baseline_usd = 0.25\n",
+    )
+    config = load_config(tmp_path)
+    assert config.judge.verified is True
+    assert config.judge.provider == ProviderConfig(type="echo")
+    assert config.judge.source == config.source
+    assert config.source is not None and str(path) in config.source
+    assert dict(config.bench) == {"cost_baseline_usd": 0.25}

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from assay.agent import (
+    AGENT,
     COST_BASELINE_USD,
     DURATION_BASELINE_S,
     AgentRun,
@@ -28,7 +29,9 @@ from assay.agent import (
     parse_record,
     score_tasks,
 )
+from assay.asserts import CheckResult
 from assay.goldens import Golden, build_golden
+from assay.results import Result
 
 # ------------------------------------------------------------------------------------ helpers
 
@@ -129,10 +132,35 @@ def test_worked_example_every_component() -> None:
 
 def test_summary_carries_the_composite() -> None:
     run = score_tasks(mixed_tasks(), mixed_telemetry())
-    summary = run.summary()
-    assert summary["tasks"] == 4
-    assert summary["passed"] == 3
+    document = run.to_dict()
+    assert document["schema_version"] == 2
+    assert document["kind"] == "agent"
+    summary = document["summary"]
+    assert "tasks" not in summary and "passed" not in summary
+    assert summary["total"] == 4
+    assert summary["counts"] == {
+        "pass": 3,
+        "fail": 1,
+        "needs-judge": 0,
+        "no-output": 0,
+        "error": 0,
+    }
+    assert summary["pass_rate"] == pytest.approx(0.75)
+    # scores 1, 1, 0, 1 → mean 0.75
+    assert summary["mean_score"] == pytest.approx(0.75)
+    assert summary["candidates"] == [
+        {
+            "candidate": "agent",
+            "total": 4,
+            "counts": summary["counts"],
+            "pass_rate": pytest.approx(0.75),
+            "mean_score": pytest.approx(0.75),
+        }
+    ]
+    assert summary["total_cost_usd"] == pytest.approx(2.4)
     assert summary["tiers"] == ["smoke", "standard", "stretch"]
+    assert "safety_notes" not in summary
+    assert [r["id"] for r in document["results"]] == ["t1", "t2", "t3", "t4"]
     composite = summary["composite"]
     assert set(composite) == {"score", "components", "per_tier"}
     assert set(composite["components"]) == {
@@ -150,6 +178,41 @@ def test_summary_carries_the_composite() -> None:
     assert t3["failure"]["category"] == "incomplete"
     assert isinstance(t3["failure"]["details"], str) and t3["failure"]["details"]
     assert "failure" not in result(run, "t1").to_dict()
+
+
+def test_agent_results_are_the_one_result_shape() -> None:
+    import assay.agent
+
+    assert not hasattr(assay.agent, "TaskResult")
+    run = score_tasks(
+        [golden("t1", title="First"), *mixed_tasks()[1:]], mixed_telemetry(tests_failed=2)
+    )
+    assert all(isinstance(t, Result) for t in run.tasks)
+    assert {t.candidate for t in run.tasks} == {AGENT} == {"agent"}
+    t1, t3, t4 = result(run, "t1"), result(run, "t3"), result(run, "t4")
+    assert (t1.status, t1.passed, t1.score, t1.decided_by) == ("pass", True, 1.0, "agent-telemetry")
+    assert (t3.status, t3.passed, t3.score, t3.decided_by) == (
+        "fail",
+        False,
+        0.0,
+        "agent-telemetry",
+    )
+    assert t1.telemetry == {"cost_usd": 0.2, "duration_s": 60.0, "tests_failed": 0}
+    assert t4.telemetry == {"cost_usd": 0.0, "duration_s": 0.0, "tests_failed": 2}
+    assert t1.title == "First" and t3.title is None
+    assert t1.failure is None and t4.failure is not None
+    assert t1.to_dict() == {
+        "id": "t1",
+        "tier": "smoke",
+        "candidate": "agent",
+        "status": "pass",
+        "passed": True,
+        "score": 1.0,
+        "decided_by": "agent-telemetry",
+        "checks": [],
+        "title": "First",
+        "telemetry": {"cost_usd": 0.2, "duration_s": 60.0, "tests_failed": 0},
+    }
 
 
 # --------------------------------------------------------------------------------- the gates
@@ -226,7 +289,8 @@ def test_missing_telemetry_halves_reliability_and_the_score() -> None:
     assert run.score == pytest.approx(0.225)
     b = result(run, "b")
     assert b.passed is False
-    assert b.has_telemetry is False
+    assert (b.status, b.score, b.decided_by, b.telemetry) == ("no-output", 0.0, None, None)
+    assert "telemetry" not in b.to_dict()
     assert b.failure[0] == "incomplete"
     assert run.per_tier["smoke"] == pytest.approx(1.0)
     assert run.per_tier["standard"] == pytest.approx(0.0)
@@ -446,8 +510,17 @@ def test_passed_is_exactly_the_documented_formula(
 
 def test_no_telemetry_never_passes() -> None:
     run = score_tasks([golden("a")], {})
-    assert run.tasks[0].passed is False
-    assert run.tasks[0].has_telemetry is False
+    task = run.tasks[0]
+    assert task.passed is False
+    assert (task.status, task.score, task.decided_by, task.telemetry) == (
+        "no-output",
+        0.0,
+        None,
+        None,
+    )
+    assert task.candidate == "agent"
+    assert task.failure is not None and task.failure[0] == "incomplete"
+    assert task.notes == ("no telemetry for this task",)
     # TS = 0, Eff = 0, Reliability = 1 × 0.5 → Score = 0
     assert components(run) == {
         "task_success": 0.0,
@@ -462,12 +535,20 @@ def test_no_telemetry_never_passes() -> None:
 def test_checks_recorded_by_op_not_argument() -> None:
     tasks = [golden("a", asserts=["contains:secret-answer", "icontains:OK"])]
     run = score_tasks(tasks, telemetry(record("a", output="ok")))
-    data = run.tasks[0].to_dict()
+    task = run.tasks[0]
+    # The in-memory result holds the real checks; the run record (the document) redacts them.
+    assert [(c.text, c.op, c.passed) for c in task.checks] == [
+        ("contains:secret-answer", "contains", False),
+        ("icontains:OK", "icontains", True),
+    ]
+    assert all(isinstance(c, CheckResult) for c in task.checks)
+    (data,) = run.to_dict()["results"]
     assert data["checks"] == [
-        {"op": "contains", "passed": False},
-        {"op": "icontains", "passed": True},
+        {"text": "contains", "op": "contains", "passed": False, "reason": None, "evidence": None},
+        {"text": "icontains", "op": "icontains", "passed": True, "reason": None, "evidence": None},
     ]
     assert "secret-answer" not in repr(data)
+    assert task.to_dict(redact=True) == data
 
 
 # ----------------------------------------------------------------------------- Components

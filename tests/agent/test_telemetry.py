@@ -33,8 +33,8 @@ FULL: dict[str, Any] = {
     "turns_used": 7,
     "files_read": ["src/a.py", "README.md"],
     "files_modified": ["src/a.py"],
-    "tokens_input": 1200,
-    "tokens_output": 340,
+    "input_tokens": 1200,
+    "output_tokens": 340,
     "cost_usd": 0.03,
     "tests_run": 10,
     "tests_passed": 9,
@@ -61,8 +61,8 @@ def test_only_task_id_is_required_everything_else_is_zero() -> None:
     assert rec.cost_usd == 0.0
     for name in (
         "turns_used",
-        "tokens_input",
-        "tokens_output",
+        "input_tokens",
+        "output_tokens",
         "tests_run",
         "tests_passed",
         "tests_failed",
@@ -111,8 +111,8 @@ def test_every_field_is_read() -> None:
         duration_s=12.5,
         cost_usd=0.03,
         turns_used=7,
-        tokens_input=1200,
-        tokens_output=340,
+        input_tokens=1200,
+        output_tokens=340,
         tests_run=10,
         tests_passed=9,
         tests_failed=1,
@@ -156,6 +156,63 @@ def test_judge_scores_out_of_range_are_accepted_for_clamping() -> None:
     assert rec.judge == {"correctness": 9.0, "style": -1.0}
 
 
+# ------------------------------------------------------------- deprecated token field names
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("tokens_input", "input_tokens"), ("tokens_output", "output_tokens")]
+)
+def test_old_token_names_are_read_as_the_new_ones(old: str, new: str) -> None:
+    rec = parse_record({"task_id": "a", old: 77}, SRC)
+    assert getattr(rec, new) == 77
+    assert not hasattr(rec, old)
+    assert dict(rec.extra) == {}
+    # The same record written with the new name reads identically.
+    assert rec == parse_record({"task_id": "a", new: 77}, SRC)
+
+
+def test_a_record_of_assay_0_1_reads_whole() -> None:
+    old = {**FULL, "tokens_input": 1200, "tokens_output": 340}
+    del old["input_tokens"], old["output_tokens"]
+    assert parse_record(old, SRC) == parse_record(FULL, SRC)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("tokens_input", "input_tokens"), ("tokens_output", "output_tokens")]
+)
+def test_giving_both_the_old_and_the_new_token_name_is_an_error(old: str, new: str) -> None:
+    with pytest.raises(TelemetryError) as info:
+        parse_record({"task_id": "a", old: 5, new: 5}, SRC)
+    assert_error(info.value, SRC, old)
+    assert new in info.value.message and "deprecated" in info.value.message
+
+
+@pytest.mark.parametrize("old", ["tokens_input", "tokens_output"])
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
+def test_old_token_names_are_validated_as_counts(old: str, bad: Any) -> None:
+    with pytest.raises(TelemetryError) as info:
+        parse_record({"task_id": "a", old: bad}, SRC)
+    assert info.value.source == SRC
+    assert "integer >= 0" in info.value.message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="src bug: parse_record renames tokens_input to input_tokens before validating, so a "
+    "bad value under the old name is reported as field 'input_tokens', which the file lacks",
+)
+def test_a_bad_value_under_an_old_token_name_names_the_field_as_written() -> None:
+    with pytest.raises(TelemetryError) as info:
+        parse_record({"task_id": "a", "tokens_input": -1}, SRC)
+    assert_error(info.value, SRC, "tokens_input")
+
+
+def test_old_token_names_in_jsonl(tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "tel.jsonl", [{"task_id": "a", "tokens_input": 3, "tokens_output": 4}])
+    rec = load_telemetry(path, KNOWN)["a"]
+    assert (rec.input_tokens, rec.output_tokens) == (3, 4)
+
+
 # ----------------------------------------------------------------------- validation errors
 
 
@@ -170,8 +227,8 @@ def assert_error(exc: TelemetryError, source: str, field: str | None) -> None:
 
 COUNTS = [
     "turns_used",
-    "tokens_input",
-    "tokens_output",
+    "input_tokens",
+    "output_tokens",
     "tests_run",
     "tests_passed",
     "tests_failed",

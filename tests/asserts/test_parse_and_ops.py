@@ -437,14 +437,36 @@ def test_parse_error_names_source_and_field() -> None:
 def test_result_to_dict() -> None:
     failed = check({"op": "contains", "value": "x", "path": "/nope"}, '{"a": 1}')
     assert failed.to_dict() == {
-        "assert": failed.text,
+        "text": failed.text,
         "op": "contains",
         "passed": False,
         "reason": failed.reason,
         "evidence": {"reason": "missing_pointer", "path": "/nope"},
     }
+    assert failed.reason
     passed = check("contains:a", "a")
-    assert passed.to_dict() == {"assert": "contains:a", "op": "contains", "passed": True}
+    # Every record has the same five keys, null where empty.
+    assert passed.to_dict() == {
+        "text": "contains:a",
+        "op": "contains",
+        "passed": True,
+        "reason": None,
+        "evidence": None,
+    }
+
+
+def test_redacted_check_keeps_the_op_and_the_verdict_only() -> None:
+    failed = check({"op": "not-contains", "value": "secret-arg"}, "has secret-arg")
+    assert failed.passed is False and "secret-arg" in failed.text
+    assert failed.to_dict(redact=True) == {
+        "text": "not-contains",
+        "op": "not-contains",
+        "passed": False,
+        "reason": None,
+        "evidence": None,
+    }
+    assert "secret-arg" not in repr(failed.to_dict(redact=True))
+    assert set(failed.to_dict(redact=True)) == set(failed.to_dict())
 
 
 # --------------------------------------------------------------------------- paths

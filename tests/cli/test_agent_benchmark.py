@@ -13,8 +13,9 @@ import pytest
 
 from assay.agent._saved_runs import list_runs, load_run, save_run
 from assay.goldens import iter_goldens, packaged_root
+from assay.vocabulary import STATUSES
 from tests.helpers.cli import CliRunner
-from tests.helpers.goldens import ORIGIN, write_golden
+from tests.helpers.goldens import ORIGIN, make_project, write_golden
 from tests.helpers.telemetry import PASSING_SMOKE, smoke_telemetry
 
 SMOKE_IDS = [
@@ -71,12 +72,40 @@ def ids(document: dict[str, Any]) -> list[str]:
 def test_fresh_directory_scores_the_packaged_smoke_tier(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
     doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json"))
+    assert doc["schema_version"] == 2
+    assert doc["kind"] == "agent"
     assert ids(doc) == SMOKE_IDS
     assert all(t["passed"] for t in doc["results"])
     assert all("failure" not in t for t in doc["results"])
+    for task in doc["results"]:
+        assert (task["candidate"], task["status"], task["score"], task["decided_by"]) == (
+            "agent",
+            "pass",
+            1.0,
+            "agent-telemetry",
+        )
+        assert task["telemetry"] == {"cost_usd": 0.1, "duration_s": 30.0, "tests_failed": 0}
     summary = doc["summary"]
-    assert summary["tasks"] == 5
-    assert summary["passed"] == 5
+    assert "tasks" not in summary and "passed" not in summary
+    assert summary["total"] == 5
+    assert summary["counts"] == {
+        "pass": 5,
+        "fail": 0,
+        "needs-judge": 0,
+        "no-output": 0,
+        "error": 0,
+    }
+    assert summary["pass_rate"] == 1.0
+    assert summary["mean_score"] == 1.0
+    assert summary["candidates"] == [
+        {
+            "candidate": "agent",
+            "total": 5,
+            "counts": summary["counts"],
+            "pass_rate": 1.0,
+            "mean_score": 1.0,
+        }
+    ]
     assert summary["tiers"] == ["smoke"]
     assert summary["total_cost_usd"] == pytest.approx(0.5)
     # TS = 1; CQ = 0 (no judge); C/p = 0.1 ≤ 0.5 and D/p = 30 ≤ 120 → Eff = 1;
@@ -111,10 +140,13 @@ def test_text_output_of_a_run(cli: CliRunner, tmp_path: Path) -> None:
     out = ok(cli("run", "--telemetry", "tel", "--tier", "smoke"))
     (path,) = saved(tmp_path)
     assert f"agent run {path.stem}" in out
-    assert re.search(r"PASS\s+smoke-fix-readme-typo", out)
+    assert re.search(r"PASS\s+smoke-fix-readme-typo\s+agent-telemetry", out)
     assert re.search(
-        r"FAIL\s+smoke-pin-dependency\s+smoke\s+context_miss: 1 assert\(s\) on the final", out
+        r"FAIL\s+smoke-pin-dependency\s+agent-telemetry\s+"
+        r"context_miss: 1 assert\(s\) on the final",
+        out,
     )
+    assert "4 pass, 1 fail, 0 needs-judge, 0 no-output, 0 error" in out
     # p = 4: TS 0.8; C/p = 0.125, D/p = 37.5 → Eff 1 → Score = 0.4 + 0.2 = 0.6
     assert "score 0.600  (4/5 tasks passed, cost $0.50, tiers smoke)" in out
     assert "per tier: smoke 80.0%  standard n/a  stretch n/a  adversarial n/a" in out
@@ -150,8 +182,69 @@ def test_jsonl_telemetry(cli: CliRunner, tmp_path: Path) -> None:
         "\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8"
     )
     doc = ok_json(cli("run", "--telemetry", "tel.jsonl", "--tier", "smoke", "--json", "--no-save"))
-    assert doc["summary"]["passed"] == 5
+    assert doc["summary"]["counts"]["pass"] == 5
+    assert doc["summary"]["total"] == 5
     assert doc["summary"]["composite"]["score"] == pytest.approx(0.7)
+
+
+# ----------------------------------------------------------------- one result shape
+
+
+RESULT_KEYS = {"id", "tier", "candidate", "status", "passed", "score", "decided_by", "checks"}
+# What each job adds on the same record (docs/formats.md, "Result").
+GATE_EXTRAS = {"notes", "repeats"}
+AGENT_EXTRAS = {"notes", "title", "telemetry", "failure", "safety"}
+CHECK_KEYS = {"text", "op", "passed", "reason", "evidence"}
+SUMMARY_KEYS = {"total", "counts", "pass_rate", "mean_score", "candidates"}
+
+
+def test_agent_and_gate_results_have_one_shape(cli: CliRunner, tmp_path: Path) -> None:
+    gate_root, agent_root = tmp_path / "gate", tmp_path / "agent"
+    project = make_project(gate_root)
+    gate = ok_json(cli("run", "goldens", "--outputs", project.broken, "--json", cwd=gate_root))
+    agent_root.mkdir()
+    smoke_telemetry(agent_root / "tel", {"smoke-pin-dependency": {"output": "left it"}})
+    agent = ok_json(cli("run", "--telemetry", "tel", "--json", "--no-save", cwd=agent_root))
+    assert (gate["schema_version"], gate["kind"]) == (2, "gate")
+    assert (agent["schema_version"], agent["kind"]) == (2, "agent")
+
+    gate_failed = next(r for r in gate["results"] if r["status"] == "fail")
+    agent_failed = next(r for r in agent["results"] if r["id"] == "smoke-pin-dependency")
+    # The shared record is the same key set; each job only adds its own optional keys.
+    assert set(gate_failed) - GATE_EXTRAS == set(agent_failed) - AGENT_EXTRAS == RESULT_KEYS
+    for result in [*gate["results"], *agent["results"]]:
+        assert set(result) >= RESULT_KEYS
+        assert set(result) - RESULT_KEYS <= GATE_EXTRAS | AGENT_EXTRAS
+        assert result["status"] in STATUSES
+        assert result["score"] is None or isinstance(result["score"], float)
+        assert result["decided_by"] is None or isinstance(result["decided_by"], str)
+        assert isinstance(result["checks"], list)
+    # Every check record has the same five keys (an agent's are redacted, not shortened).
+    gate_check = next(c for c in gate_failed["checks"] if not c["passed"])
+    (agent_check,) = agent_failed["checks"]
+    assert set(gate_check) == set(agent_check) == CHECK_KEYS
+    assert agent_check == {
+        "text": "contains",
+        "op": "contains",
+        "passed": False,
+        "reason": None,
+        "evidence": None,
+    }
+    assert gate_check["text"] == "contains:FROM" and gate_check["reason"]
+    checks = [c for r in [*gate["results"], *agent["results"]] for c in r["checks"]]
+    assert checks and all(set(c) == CHECK_KEYS for c in checks)
+    # The agent-only figures live under telemetry, never at the top level.
+    assert agent_failed["telemetry"] == {"cost_usd": 0.1, "duration_s": 30.0, "tests_failed": 0}
+    assert (agent_failed["status"], agent_failed["score"]) == ("fail", 0.0)
+    assert agent_failed["decided_by"] == "agent-telemetry"
+    # And both summaries carry the same aggregates and candidate summaries.
+    assert set(gate["summary"]) >= SUMMARY_KEYS
+    assert set(agent["summary"]) >= SUMMARY_KEYS
+    assert set(gate["summary"]["counts"]) == set(agent["summary"]["counts"]) == set(STATUSES)
+    (gate_candidate,) = gate["summary"]["candidates"]
+    (agent_candidate,) = agent["summary"]["candidates"]
+    assert set(gate_candidate) == set(agent_candidate)
+    assert agent_candidate["candidate"] == "agent"
 
 
 # ------------------------------------------------------------------------------------ tiers
@@ -164,8 +257,16 @@ def test_default_tiers_are_smoke_standard_stretch(cli: CliRunner, tmp_path: Path
     assert ids(doc) == SMOKE_IDS + STANDARD_IDS
     for task in doc["results"][5:]:
         assert task["passed"] is False
-        assert task["telemetry"] is False
+        assert task["status"] == "no-output"
+        assert task["score"] == 0.0
+        assert task["decided_by"] is None
+        assert "telemetry" not in task
+        assert task["notes"] == ["no telemetry for this task"]
         assert task["failure"]["category"] == "incomplete"
+    assert doc["summary"]["counts"]["no-output"] == 5
+    assert doc["summary"]["pass_rate"] == pytest.approx(0.5)
+    # no-output results score 0 and count in the mean: (5·1 + 5·0) / 10
+    assert doc["summary"]["mean_score"] == pytest.approx(0.5)
     composite = doc["summary"]["composite"]
     # n = 10, p = 5: TS 0.5; Eff 1 (C/p 0.1, D/p 30); Reliability 1 × 0.5 (missing telemetry)
     # Score = (0.25 + 0.2)·0.5 = 0.225
@@ -482,7 +583,10 @@ def test_report_json_and_run_id(cli: CliRunner, two_runs: tuple[str, str]) -> No
     assert latest["summary"]["composite"]["per_tier"]["standard"] is None
     older = ok_json(cli("report", "--run", first, "--json"))
     assert older["run_id"] == first
-    assert older["summary"]["passed"] == 5
+    assert older["summary"]["counts"]["pass"] == 5
+    assert older["summary"]["total"] == 5
+    assert latest["summary"]["counts"]["pass"] == 4
+    assert latest["schema_version"] == 2
     assert older["summary"]["composite"]["score"] == pytest.approx(0.7)
     out = ok(cli("report", "--run", first))
     assert out.startswith(f"run {first} (")

@@ -202,9 +202,12 @@ def test_catastrophic_regex_is_a_failed_check(cli: CliRunner, tmp_path: Path) ->
     assert result["passed"] is False
     assert result["decided_by"] == "tier1-asserts"
     (check,) = result["checks"]
-    assert check["assert"] == "regex:(a+)+$"
+    assert "assert" not in check
+    assert check["text"] == "regex:(a+)+$"
+    assert check["op"] == "regex"
     assert check["passed"] is False
     assert check["reason"]
+    assert check["evidence"] == {"reason": "regex_timeout"}
 
 
 def test_ten_megabyte_output_is_scored(cli: CliRunner, tmp_path: Path) -> None:
@@ -283,3 +286,41 @@ def test_bad_judge_block_names_assay_toml_and_the_field(
     assert code == 1
     assert "assay.toml" in err and "judge.verified" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("block", "field", "message"),
+    [
+        ("[judge.provider]\ntype = 'gpt'\n", "judge.provider.type", "provider type must be"),
+        ("[judge.provider]\ntype = 'openai'\n", "judge.provider.base_url", "needs 'base_url'"),
+        ("[judge.provider]\ntype = 'echo'\ntimeout_s = 0\n", "judge.provider.timeout_s", "> 0"),
+        ("[bench]\ncost_baseline_usd = -1\n", "bench.cost_baseline_usd", "must be a number > 0"),
+        ("min_pass_rate = 1.5\n", "min_pass_rate", "must be a number between 0 and 1"),
+    ],
+)
+def test_bad_settings_stop_the_run_at_load_even_without_judge(
+    cli: CliRunner, project: GoldensProject, block: str, field: str, message: str
+) -> None:
+    # The judge never runs here (no --judge, not verified): the provider is validated anyway.
+    (project.root / "assay.toml").write_text(block, encoding="utf-8")
+    code, out, err = cli("run", "goldens", "--outputs", "good.json", cwd=project.root)
+    assert_error(code, out, err, str(project.root / "assay.toml"), f"field '{field}'", message)
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("block", "field"),
+    [
+        ("[tool.assay]\nmin_pass_rate = 'high'\n", "min_pass_rate"),
+        ("[tool.assay.judge]\nverified = 'yes'\n", "judge.verified"),
+        ("[tool.assay.judge.provider]\ntype = 'gpt'\n", "judge.provider.type"),
+        ("[tool.assay.bench]\nruns = 3\n", "bench.runs"),
+    ],
+)
+def test_bad_tool_assay_block_names_pyproject_and_the_field(
+    cli: CliRunner, project: GoldensProject, block: str, field: str
+) -> None:
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "demo"\n\n' + block, encoding="utf-8")
+    code, out, err = cli("run", "goldens", "--outputs", "good.json", cwd=project.root)
+    assert_error(code, out, err, str(pyproject), "[tool.assay]", f"field '{field}'")

@@ -10,8 +10,9 @@ import pytest
 import assay
 from assay import (
     AbortController,
-    CandidateScore,
-    ItemScore,
+    CandidateSummary,
+    CheckResult,
+    Result,
     ValidationError,
     evaluate_deterministic_scorer,
     evaluate_prompt_candidates,
@@ -532,10 +533,15 @@ def test_seed_example_end_to_end() -> None:
     import asyncio
 
     scores = asyncio.run(_run_seed([POLICY_1], None))
-    passed = (ItemScore("policy-1", 1, True, None),)
+    counts = {"pass": 1, "fail": 0, "needs-judge": 0, "no-output": 0, "error": 0}
+
+    def passed(candidate: str) -> tuple[Result, ...]:
+        check = CheckResult("scorer", "scorer", True, None, None)
+        return (Result("policy-1", None, candidate, "pass", True, 1.0, "scorer", (check,)),)
+
     assert scores == [
-        CandidateScore("brief", 1.0, 1.0, 1, 1, passed),
-        CandidateScore("detailed", 1.0, 1.0, 1, 1, passed),
+        CandidateSummary("brief", 1, counts, 1.0, 1.0, passed("brief")),
+        CandidateSummary("detailed", 1, counts, 1.0, 1.0, passed("detailed")),
     ]
 
 
@@ -550,13 +556,18 @@ def test_seed_example_ranking_follows_the_scores() -> None:
         ("detailed", "policy-2"): "Only with approval; the change freeze still applies [2].",
     }
     scores = asyncio.run(_run_seed([POLICY_1, policy_2], answers))
-    assert [s.candidate_id for s in scores] == ["detailed", "brief"]
+    assert [s.candidate for s in scores] == ["detailed", "brief"]
     detailed, brief = scores
-    assert (detailed.mean_score, detailed.pass_rate, detailed.item_count) == (1.0, 1.0, 2)
-    assert (brief.mean_score, brief.pass_rate, brief.item_count) == (0.5, 0.5, 2)
-    assert [(i.item_id, i.score, i.passed) for i in brief.items] == [
-        ("policy-1", 1, True),
-        ("policy-2", 0, False),
+    assert (detailed.mean_score, detailed.pass_rate, detailed.total) == (1.0, 1.0, 2)
+    assert (brief.mean_score, brief.pass_rate, brief.total) == (0.5, 0.5, 2)
+    assert [(r.id, r.status, r.score, r.passed) for r in brief.results] == [
+        ("policy-1", "pass", 1.0, True),
+        ("policy-2", "fail", 0.0, False),
     ]
-    assert brief.items[0].evidence is None
-    assert isinstance(brief.items[1].evidence, dict)
+    # The scorer's evidence is carried by the one scorer check of each result.
+    assert brief.results[0].checks[0].evidence is None
+    evidence = brief.results[1].checks[0].evidence
+    assert isinstance(evidence, dict) and evidence["reason"]
+    assert [(c.text, c.op, c.passed) for c in brief.results[1].checks] == [
+        ("scorer", "scorer", False)
+    ]

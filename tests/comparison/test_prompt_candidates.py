@@ -4,6 +4,7 @@ concurrency, privacy."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import math
 import random
@@ -18,9 +19,12 @@ from assay import (
     AbortError,
     AbortSignal,
     CandidateScore,
+    CandidateSummary,
+    CheckResult,
     EvaluationItem,
     ItemScore,
     PromptCandidate,
+    Result,
     ValidationError,
     evaluate_prompt_candidates,
     evaluate_prompt_candidates_sync,
@@ -67,7 +71,7 @@ def const_scorer(value: float = 1, passed: bool = True) -> Callable[..., Any]:
     return scorer
 
 
-def evaluate(*args: Any, **kwargs: Any) -> list[CandidateScore]:
+def evaluate(*args: Any, **kwargs: Any) -> list[CandidateSummary]:
     return asyncio.run(evaluate_prompt_candidates(*args, **kwargs))
 
 
@@ -90,7 +94,27 @@ def ranked(
         AbortController().signal,
         max_concurrency=max_concurrency,
     )
-    return [s.candidate_id for s in scores]
+    return [s.candidate for s in scores]
+
+
+def scored(
+    item_id: str, candidate: str, value: float, passed: bool, evidence: Any = None
+) -> Result:
+    """The per-item result the API returns: no tier, decided by the scorer, one scorer check."""
+    return Result(
+        item_id,
+        None,
+        candidate,
+        "pass" if passed else "fail",
+        passed,
+        value,
+        "scorer",
+        (CheckResult("scorer", "scorer", passed, None, evidence),),
+    )
+
+
+def counts(passed: int, failed: int) -> dict[str, int]:
+    return {"pass": passed, "fail": failed, "needs-judge": 0, "no-output": 0, "error": 0}
 
 
 class Boom(Exception):
@@ -106,7 +130,11 @@ def test_top_level_exports() -> None:
     assert assay.AbortController is AbortController
     assert assay.PromptCandidate is PromptCandidate
     assert assay.EvaluationItem is EvaluationItem
-    assert assay.CandidateScore is CandidateScore
+    assert assay.CandidateSummary is CandidateSummary
+    assert assay.Result is Result
+    # The old names are aliases of the new classes for one release.
+    assert assay.CandidateScore is CandidateScore is CandidateSummary
+    assert assay.ItemScore is ItemScore is Result
 
 
 # --------------------------------------------------------------------------- AbortController
@@ -207,7 +235,7 @@ def test_typed_inputs_are_accepted() -> None:
 
     scores = evaluate(candidates, its, run, scorer, AbortController().signal)
     assert seen == [("b", "pb", "x"), ("b", "pb", "y"), ("a", "pa", "x"), ("a", "pa", "y")]
-    assert [s.candidate_id for s in scores] == ["a", "b"]
+    assert [s.candidate for s in scores] == ["a", "b"]
     assert scores[0].mean_score == 0.75
     assert scores[0].pass_rate == 0.5
 
@@ -303,36 +331,92 @@ def test_aggregates_and_per_item_records() -> None:
     )
     assert len(scores) == 1
     (s,) = scores
-    assert s.candidate_id == "c"
+    assert s.candidate == "c"
     assert s.mean_score == 0.4375
     assert s.pass_rate == 0.5
-    assert s.item_count == 4
-    assert s.scorer_count == 4
-    assert s.items == (
-        ItemScore("i1", 1, True, {"pair": ["c", "i1"]}),
-        ItemScore("i2", 0, False, {"pair": ["c", "i2"]}),
-        ItemScore("i3", 0.5, True, {"pair": ["c", "i3"]}),
-        ItemScore("i4", 0.25, False, {"pair": ["c", "i4"]}),
+    assert s.total == 4
+    assert s.counts == counts(2, 2)
+    assert s.results == (
+        scored("i1", "c", 1.0, True, {"pair": ["c", "i1"]}),
+        scored("i2", "c", 0.0, False, {"pair": ["c", "i2"]}),
+        scored("i3", "c", 0.5, True, {"pair": ["c", "i3"]}),
+        scored("i4", "c", 0.25, False, {"pair": ["c", "i4"]}),
     )
-    assert s.to_dict()["items"][2] == {
-        "item_id": "i3",
-        "score": 0.5,
-        "passed": True,
-        "evidence": {"pair": ["c", "i3"]},
+    assert all(isinstance(r.score, float) for r in s.results)
+    assert s.to_dict() == {
+        "candidate": "c",
+        "total": 4,
+        "counts": counts(2, 2),
+        "pass_rate": 0.5,
+        "mean_score": 0.4375,
     }
+    assert s.to_dict(with_results=True)["results"][2] == {
+        "id": "i3",
+        "tier": None,
+        "candidate": "c",
+        "status": "pass",
+        "passed": True,
+        "score": 0.5,
+        "decided_by": "scorer",
+        "checks": [
+            {
+                "text": "scorer",
+                "op": "scorer",
+                "passed": True,
+                "reason": None,
+                "evidence": {"pair": ["c", "i3"]},
+            }
+        ],
+    }
+
+
+def test_deprecated_names_still_read_the_new_fields() -> None:
+    table = {("c", "i1"): (1, True), ("c", "i2"): (0.5, False)}
+    (s,) = evaluate(
+        cands("c"), items("i1", "i2"), echo_run, table_scorer(table), AbortController().signal
+    )
+    assert isinstance(s, CandidateScore) and isinstance(s, CandidateSummary)
+    assert s.candidate_id == s.candidate == "c"
+    assert s.items is s.results
+    assert s.item_count == s.total == 2
+    assert s.scorer_count == 2
+    first, second = s.items
+    assert isinstance(first, ItemScore)
+    assert (first.item_id, second.item_id) == ("i1", "i2")
+    # ItemScore.evidence is the scorer check's evidence.
+    assert first.evidence == first.checks[0].evidence == {"pair": ["c", "i1"]}
+    assert second.evidence == {"pair": ["c", "i2"]}
+    # Constructing by the old class name takes the new fields.
+    assert CandidateScore("c", 2, counts(1, 1), 0.5, 0.75, s.results) == s
+
+
+def test_failed_item_is_status_fail_with_its_score() -> None:
+    table = {("c", "i"): (0.25, False)}
+    (s,) = evaluate(cands("c"), items("i"), echo_run, table_scorer(table), AbortController().signal)
+    (r,) = s.results
+    assert (r.status, r.passed, r.score, r.decided_by, r.tier) == (
+        "fail",
+        False,
+        0.25,
+        "scorer",
+        None,
+    )
+    assert r.failed_checks() == [r.checks[0]]
 
 
 def test_per_item_records_follow_item_input_order() -> None:
     ids = ["zz", "a", "M", "0", "b"]
     scores = evaluate(cands("c"), items(*ids), echo_run, const_scorer(), AbortController().signal)
-    assert [i.item_id for i in scores[0].items] == ids
+    assert [i.id for i in scores[0].results] == ids
 
 
 def test_evidence_omitted_is_none() -> None:
     scores = evaluate(
         cands("c"), items("i"), echo_run, const_scorer(1, True), AbortController().signal
     )
-    assert scores[0].items == (ItemScore("i", 1, True, None),)
+    assert scores[0].results == (scored("i", "c", 1.0, True, None),)
+    assert scores[0].results[0].checks[0].evidence is None
+    assert scores[0].results[0].evidence is None
 
 
 def test_mean_is_accurate() -> None:
@@ -368,11 +452,12 @@ def test_every_candidate_gets_every_item() -> None:
     )
     assert len(scores) == 3
     for s in scores:
-        assert s.item_count == 5
-        assert s.scorer_count == 5
+        assert s.total == 5
+        assert s.counts == counts(0, 5)
+        assert len(s.results) == 5
         assert s.mean_score == 0.5
         assert s.pass_rate == 0.0
-        assert [i.item_id for i in s.items] == ["1", "2", "3", "4", "5"]
+        assert [i.id for i in s.results] == ["1", "2", "3", "4", "5"]
 
 
 # --------------------------------------------------------------------------- ranking
@@ -652,7 +737,7 @@ def test_sync_and_async_scorers_give_the_same_result() -> None:
         cands("a", "b"), items("1", "2"), echo_run, async_scorer, AbortController().signal
     )
     assert one == two
-    assert [(s.candidate_id, s.mean_score, s.pass_rate) for s in one] == [
+    assert [(s.candidate, s.mean_score, s.pass_rate) for s in one] == [
         ("a", 0.625, 1.0),
         ("b", 0.5, 0.5),
     ]
@@ -1072,7 +1157,7 @@ def test_concurrent_results_equal_sequential(seed: int) -> None:
     candidates, its, run, scorer = random_workload(seed)
     sequential = evaluate(candidates, its, run, scorer, AbortController().signal)
     assert len(sequential) == 6
-    assert all(s.item_count == 15 for s in sequential)
+    assert all(s.total == 15 for s in sequential)
     for n in (2, 7, 64):
         concurrent = evaluate(
             candidates, its, run, scorer, AbortController().signal, max_concurrency=n
@@ -1113,7 +1198,7 @@ def test_concurrency_bound_is_respected_and_reached() -> None:
         assert state["max_pairs"] == n
         assert state["run"] == 0
         assert state["pairs"] == 0
-        assert [s.item_count for s in scores] == [20, 20, 20]
+        assert [s.total for s in scores] == [20, 20, 20]
 
 
 def test_concurrency_larger_than_pair_count() -> None:
@@ -1135,7 +1220,7 @@ def test_concurrency_larger_than_pair_count() -> None:
         max_concurrency=1000,
     )
     assert in_flight["max"] == 4
-    assert [s.candidate_id for s in scores] == ["a", "b"]
+    assert [s.candidate for s in scores] == ["a", "b"]
 
 
 def test_large_item_list_does_not_create_a_task_per_pair() -> None:
@@ -1153,7 +1238,7 @@ def test_large_item_list_does_not_create_a_task_per_pair() -> None:
     def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
         return {"score": 1, "passed": True}
 
-    async def main() -> list[CandidateScore]:
+    async def main() -> list[CandidateSummary]:
         loop = asyncio.get_running_loop()
 
         def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
@@ -1175,7 +1260,7 @@ def test_large_item_list_does_not_create_a_task_per_pair() -> None:
 
     scores = asyncio.run(main())
     assert observed["calls"] == n_items
-    assert scores[0].item_count == n_items
+    assert scores[0].total == n_items
     assert scores[0].mean_score == 1.0
     assert observed["max_tasks"] <= n + 3
     assert observed["max_tasks"] >= 2
@@ -1190,10 +1275,23 @@ def test_sync_wrapper_works() -> None:
     scores = evaluate_prompt_candidates_sync(
         cands("b", "a"), items("1"), echo_run, table_scorer(table), AbortController().signal
     )
-    assert [s.candidate_id for s in scores] == ["a", "b"]
-    assert scores[0] == CandidateScore(
-        "a", 1.0, 1.0, 1, 1, (ItemScore("1", 1, True, {"pair": ["a", "1"]}),)
+    assert [s.candidate for s in scores] == ["a", "b"]
+    assert scores[0] == CandidateSummary(
+        "a", 1, counts(1, 0), 1.0, 1.0, (scored("1", "a", 1.0, True, {"pair": ["a", "1"]}),)
     )
+    assert scores[1] == CandidateSummary(
+        "b", 1, counts(0, 1), 0.0, 0.0, (scored("1", "b", 0.0, False, {"pair": ["b", "1"]}),)
+    )
+
+
+def test_sync_wrapper_keeps_the_signature_of_the_async_function() -> None:
+    assert inspect.signature(evaluate_prompt_candidates_sync) == inspect.signature(
+        evaluate_prompt_candidates
+    )
+    assert evaluate_prompt_candidates_sync.__name__ == "evaluate_prompt_candidates_sync"
+    assert evaluate_prompt_candidates_sync.__wrapped__ is evaluate_prompt_candidates
+    assert not inspect.iscoroutinefunction(evaluate_prompt_candidates_sync)
+    assert evaluate_prompt_candidates_sync.__doc__
 
 
 def test_sync_wrapper_with_concurrency_and_keywords() -> None:
@@ -1228,10 +1326,12 @@ def test_sync_wrapper_inside_a_running_loop_raises_validation_error() -> None:
     calls, run, scorer = never_run()
 
     async def main() -> None:
-        with pytest.raises(ValidationError):
+        with pytest.raises(ValidationError) as info:
             evaluate_prompt_candidates_sync(
                 cands("a"), items("i"), run, scorer, AbortController().signal
             )
+        assert "event loop" in str(info.value)
+        assert "await evaluate_prompt_candidates" in str(info.value)
 
     asyncio.run(main())
     assert calls == []
