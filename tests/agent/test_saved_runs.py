@@ -116,7 +116,7 @@ def test_run_records_and_documents_share_one_schema_version() -> None:
 
 
 def test_a_saved_record_leads_with_the_schema_version(tmp_path: Path) -> None:
-    run_id = save_run(tmp_path, {"kind": "agent", "summary": {}})
+    run_id = save_run(tmp_path, {"kind": "agent", "results": [], "summary": {}})
     text = (runs_dir(tmp_path) / f"{run_id}.json").read_text(encoding="utf-8")
     assert text.startswith('{"schema_version":2,')
     assert load_run(tmp_path)["schema_version"] == 2
@@ -300,11 +300,6 @@ def test_compare_text_against_a_v1_record(cli: CliRunner, tmp_path: Path) -> Non
     assert "flipped smoke-fix-readme-typo: fail → pass" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: upgrade_record indexes task['id'] / check['op'] unguarded, so a damaged v1 "
-    "record crashes `assay report` with a KeyError traceback instead of a RunStoreError",
-)
 def test_a_damaged_v1_record_is_an_error_naming_the_file(cli: CliRunner, tmp_path: Path) -> None:
     record = v1_record()
     del record["results"][0]["id"]
@@ -314,3 +309,10 @@ def test_a_damaged_v1_record_is_an_error_naming_the_file(cli: CliRunner, tmp_pat
     assert code == 1
     assert "Traceback" not in err
     assert str(Path(".assay") / "runs" / path.name) in err or str(path) in err
+
+
+def test_a_record_with_no_summary_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = place(tmp_path, {"schema_version": 2, "run_id": V1_ID, "results": []})
+    with pytest.raises(RunStoreError, match="no summary") as info:
+        load_run(tmp_path)
+    assert info.value.source == str(path)

@@ -196,11 +196,6 @@ def test_old_token_names_are_validated_as_counts(old: str, bad: Any) -> None:
     assert "integer >= 0" in info.value.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: parse_record renames tokens_input to input_tokens before validating, so a "
-    "bad value under the old name is reported as field 'input_tokens', which the file lacks",
-)
 def test_a_bad_value_under_an_old_token_name_names_the_field_as_written() -> None:
     with pytest.raises(TelemetryError) as info:
         parse_record({"task_id": "a", "tokens_input": -1}, SRC)

@@ -76,11 +76,19 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
     path = runs_dir(root) / f"{run_id}.json"
     document = read_json(path, RunStoreError)
     if isinstance(document, dict) and document.get("schema_version") == 1:
-        document = upgrade_record(document)  # a record of assay 0.1: read it in today's shape
+        try:  # a record of assay 0.1: read it in today's shape
+            document = upgrade_record(document)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise RunStoreError(
+                "a damaged run record (schema version 1) cannot be read", source=str(path)
+            ) from None
     if not isinstance(document, dict) or document.get("schema_version") != RUN_SCHEMA_VERSION:
         raise RunStoreError(
             "unknown run record schema version", source=str(path), field="schema_version"
         )
+    for key, kind in (("results", list), ("summary", dict)):
+        if not isinstance(document.get(key), kind):
+            raise RunStoreError(f"not a run record: no {key}", source=str(path), field=key)
     return document
 
 

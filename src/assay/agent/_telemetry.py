@@ -91,6 +91,7 @@ def parse_record(data: Any, source: str) -> Telemetry:
         raise TelemetryError("required: a non-empty string", source=source, field="task_id")
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    written: dict[str, str] = {}  # new name -> the deprecated name the record used
     for old, new in DEPRECATED_ALIASES.items():
         if old in data:
             if new in data:
@@ -99,6 +100,7 @@ def parse_record(data: Any, source: str) -> Telemetry:
                 )
             data = {**data, new: data[old]}
             del data[old]
+            written[new] = old
     for key, value in data.items():
         if key not in _KNOWN:
             if key.startswith("x_"):
@@ -113,7 +115,8 @@ def parse_record(data: Any, source: str) -> Telemetry:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise TelemetryError("must be an integer >= 0", source=source, field=key)
+                field_ = written.get(key, key)  # name the field as the file spells it
+                raise TelemetryError("must be an integer >= 0", source=source, field=field_)
             values[key] = value
     for key in _AMOUNTS:
         if key in data and data[key] is not None:
