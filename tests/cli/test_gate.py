@@ -98,7 +98,7 @@ def test_check_json_document_names_regressions(cli: CliRunner, project: GoldensP
     assert sql["score"] == 0.5
     assert sql["decided_by"] == "tier1-asserts"
     failed = [c for c in sql["checks"] if not c["passed"]]
-    assert [c["assert"] for c in failed] == ["contains:FROM"]
+    assert [c["text"] for c in failed] == ["contains:FROM"]
     assert failed[0]["op"] == "contains"
     assert results["json-invoice"]["status"] == "pass"
 
@@ -386,7 +386,7 @@ def test_self_test_json(cli: CliRunner, tmp_path: Path) -> None:
     assert sorted(i["id"] for i in document["inconsistent"]) == ["bad-json", "bad-sql"]
     bad_sql = next(i for i in document["inconsistent"] if i["id"] == "bad-sql")
     assert bad_sql["source"].endswith("bad-sql.md")
-    assert [c["assert"] for c in bad_sql["failed"]] == ["contains:FROM"]
+    assert [c["text"] for c in bad_sql["failed"]] == ["contains:FROM"]
     assert document["no_origin"] == ["no-origin"]
 
     goldens = tmp_path / "goldens"

@@ -112,9 +112,9 @@ def test_a_second_identical_run_makes_no_request(server: FakeOpenAI, tmp_path: P
     candidates = write_candidates(tmp_path, server, TWO_CANDIDATES)
     first = live_run(tmp_path, goldens, candidates)
     assert server.total == 6
-    assert first["summary"]["calls"]["calls"] == 6
-    assert first["summary"]["calls"]["cache_hits"] == 0
-    assert first["summary"]["calls"]["errors"] == 0
+    assert first["summary"]["model_calls"]["made"] == 6
+    assert first["summary"]["model_calls"]["cache_hits"] == 0
+    assert first["summary"]["model_calls"]["errors"] == 0
     statuses = {k: r["status"] for k, r in by_pair(first).items()}
     assert statuses == {
         ("brief", "capital"): "pass",
@@ -132,20 +132,20 @@ def test_a_second_identical_run_makes_no_request(server: FakeOpenAI, tmp_path: P
 
     second = live_run(tmp_path, goldens, candidates)
     assert server.total == 6  # unchanged: every output came from the cache
-    assert second["summary"]["calls"]["cache_hits"] == 6
-    assert second["summary"]["calls"]["calls"] == 0
-    assert second["summary"]["calls"]["attempts"] == 0
+    assert second["summary"]["model_calls"]["cache_hits"] == 6
+    assert second["summary"]["model_calls"]["made"] == 0
+    assert second["summary"]["model_calls"]["attempts"] == 0
     assert second["results"] == first["results"]
 
 
 def test_cached_tokens_are_not_counted_again(server: FakeOpenAI, tmp_path: Path) -> None:
     goldens = write_goldens(tmp_path, THREE_GOLDENS[:1])
     candidates = write_candidates(tmp_path, server, cost_per_1k_input=1.0, cost_per_1k_output=1.0)
-    first = live_run(tmp_path, goldens, candidates)["summary"]["calls"]
+    first = live_run(tmp_path, goldens, candidates)["summary"]["model_calls"]
     prompt = "Q: What is the capital of France?"  # 7 words; the answer has 8
     assert (first["input_tokens"], first["output_tokens"]) == (7, 8)
     assert first["cost_usd"] == pytest.approx(15 / 1000)
-    second = live_run(tmp_path, goldens, candidates)["summary"]["calls"]
+    second = live_run(tmp_path, goldens, candidates)["summary"]["model_calls"]
     assert (second["input_tokens"], second["output_tokens"], second["cost_usd"]) == (0, 0, 0.0)
     assert server.count(prompt=prompt) == 1
 
@@ -159,8 +159,8 @@ def test_no_cache_makes_requests_again_and_writes_nothing(
     assert server.total == 6
     uncached = live_run(tmp_path, goldens, candidates, "--no-cache")
     assert server.total == 12
-    assert uncached["summary"]["calls"]["calls"] == 6
-    assert uncached["summary"]["calls"]["cache_hits"] == 0
+    assert uncached["summary"]["model_calls"]["made"] == 6
+    assert uncached["summary"]["model_calls"]["cache_hits"] == 0
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
@@ -187,8 +187,8 @@ def test_cache_clear_empties_the_cache(server: FakeOpenAI, tmp_path: Path) -> No
 
     again = live_run(tmp_path, goldens, candidates)
     assert server.total == 12  # everything asked again
-    assert again["summary"]["calls"]["calls"] == 6
-    assert again["summary"]["calls"]["cache_hits"] == 0
+    assert again["summary"]["model_calls"]["made"] == 6
+    assert again["summary"]["model_calls"]["cache_hits"] == 0
 
 
 def test_a_changed_prompt_or_model_setting_is_a_cache_miss_for_that_candidate_only(
@@ -200,7 +200,7 @@ def test_a_changed_prompt_or_model_setting_is_a_cache_miss_for_that_candidate_on
     changed_prompt = (("brief", "Q: {{ input }}"), ("polite", "Kindly answer. {{ input }}"))
     document = live_run(tmp_path, goldens, write_candidates(tmp_path, server, changed_prompt))
     assert server.total == 9  # only "polite" was asked again
-    assert document["summary"]["calls"]["cache_hits"] == 3
+    assert document["summary"]["model_calls"]["cache_hits"] == 3
     assert sorted(server.prompts()[6:]) == sorted(
         f"Kindly answer. {g['input']}" for g in THREE_GOLDENS
     )
@@ -234,14 +234,14 @@ def test_errors_are_never_cached(server: FakeOpenAI, tmp_path: Path) -> None:
     assert rejected["status"] == "error"
     assert rejected["passed"] is False
     assert any("request rejected (400)" in note for note in rejected["notes"])
-    assert first["summary"]["calls"]["errors"] == 1
+    assert first["summary"]["model_calls"]["errors"] == 1
     assert server.total == 2
     assert cache_count(tmp_path) == 1
 
     second = live_run(tmp_path, goldens, candidates)
     assert server.total == 3  # the 400 golden was asked again, the good one was not
     assert server.prompts()[-1] == "Q: REJECT this"
-    assert second["summary"]["calls"]["cache_hits"] == 1
+    assert second["summary"]["model_calls"]["cache_hits"] == 1
     assert by_pair(second)[("brief", "rejected")]["status"] == "error"
 
 
@@ -275,8 +275,8 @@ def test_repeats_make_distinct_requests_with_distinct_cache_keys(
         assert server.count(prompt=prompt) == 3
     assert len(set(server.prompts())) == 4
     assert cache_count(tmp_path) == 12
-    assert first["summary"]["calls"]["calls"] == 12
-    assert first["summary"]["calls"]["repeats"] == 3
+    assert first["summary"]["model_calls"]["made"] == 12
+    assert first["summary"]["model_calls"]["repeats"] == 3
     for result in first["results"]:
         assert result["status"] == "pass"
         assert result["repeats"] == {
@@ -291,7 +291,7 @@ def test_repeats_make_distinct_requests_with_distinct_cache_keys(
 
     second = live_run(tmp_path, goldens, candidates)
     assert server.total == 12
-    assert second["summary"]["calls"]["cache_hits"] == 12
+    assert second["summary"]["model_calls"]["cache_hits"] == 12
     assert second["results"] == first["results"]
 
 
@@ -309,7 +309,7 @@ def test_raising_repeats_only_asks_for_the_new_repeats(server: FakeOpenAI, tmp_p
     assert server.total == 4
     document = live_run(tmp_path, goldens, write_candidates(tmp_path, server, repeats=3))
     assert server.total == 6  # repeat index 2 of each golden
-    assert document["summary"]["calls"]["cache_hits"] == 4
+    assert document["summary"]["model_calls"]["cache_hits"] == 4
 
 
 def test_a_golden_passing_some_repeats_is_flagged_flaky(server: FakeOpenAI, tmp_path: Path) -> None:
@@ -384,11 +384,11 @@ def test_ctrl_c_exits_130_keeps_finished_calls_and_resume_completes(
 
     server.release()
     before = server.total
-    document = live_run(tmp_path, goldens, candidates, "--resume")
+    document = live_run(tmp_path, goldens, candidates)  # the same command again resumes
     resumed = server.prompts()[before:]
     assert sorted(resumed) == [f"Q: question {i}" for i in range(5, 10)]  # only the missing ones
-    assert document["summary"]["calls"]["cache_hits"] == 5
-    assert document["summary"]["calls"]["calls"] == 5
+    assert document["summary"]["model_calls"]["cache_hits"] == 5
+    assert document["summary"]["model_calls"]["made"] == 5
     assert [r["status"] for r in document["results"]] == ["pass"] * 10
     assert cache_count(tmp_path) == 10
 
@@ -429,22 +429,18 @@ def test_resume_after_an_in_process_cancellation_makes_only_the_missing_calls(
     ]
     assert [o.cached for o in outcomes] == [True] * 4 + [False] * 5
     assert stats.cache_hits == 4
-    assert stats.calls == 5
+    assert stats.made == 5
     assert server.prompts()[5:] == [f"prompt {i}" for i in range(4, 9)]
 
 
-def test_resume_needs_candidates_and_the_cache(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_the_resume_flag_is_gone_and_says_so(tmp_path: Path, server: FakeOpenAI) -> None:
+    # assay 0.1 parsed --resume and never used it; re-running the same command resumes.
     goldens = write_goldens(tmp_path, THREE_GOLDENS)
     candidates = write_candidates(tmp_path, server)
-    code, out, err = run_cli(["run", goldens, "--resume"], tmp_path)
+    code, out, err = run_cli(["run", goldens, "--candidates", candidates, "--resume"], tmp_path)
     assert code == 1
-    assert "--resume" in err
+    assert "No such option '--resume'" in err
     assert "Traceback" not in err
-    code, out, err = run_cli(
-        ["run", goldens, "--candidates", candidates, "--resume", "--no-cache"], tmp_path
-    )
-    assert code == 1
-    assert "--no-cache" in err
     assert out == ""
     assert server.total == 0
 
@@ -453,7 +449,7 @@ def test_resume_of_a_complete_run_makes_no_request(server: FakeOpenAI, tmp_path:
     goldens = write_goldens(tmp_path, THREE_GOLDENS)
     candidates = write_candidates(tmp_path, server, TWO_CANDIDATES)
     first = live_run(tmp_path, goldens, candidates)
-    again = live_run(tmp_path, goldens, candidates, "--resume")
+    again = live_run(tmp_path, goldens, candidates)
     assert server.total == 6
     assert again["results"] == first["results"]
 
@@ -491,8 +487,8 @@ def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_pa
     for out in (out_one, out_two):
         document = json.loads(out)
         assert [r["status"] for r in document["results"]] == ["pass"] * 30
-        calls = document["summary"]["calls"]
-        assert calls["calls"] + calls["cache_hits"] == 30
+        calls = document["summary"]["model_calls"]
+        assert calls["made"] + calls["cache_hits"] == 30
         assert calls["errors"] == 0
     assert 30 <= server.total <= 60
     assert cache_count(tmp_path) == 30
@@ -500,7 +496,7 @@ def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_pa
     before = server.total
     third = live_run(tmp_path, goldens, candidates)
     assert server.total == before
-    assert third["summary"]["calls"]["cache_hits"] == 30
+    assert third["summary"]["model_calls"]["cache_hits"] == 30
 
 
 OPENER = """

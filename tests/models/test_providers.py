@@ -81,7 +81,7 @@ def test_openai_success_with_usage_accounts_tokens_and_cost(server: FakeOpenAI) 
     assert (outcome.completion.input_tokens, outcome.completion.output_tokens) == (3, 4)
     assert outcome.attempts == 1
     assert outcome.cached is False
-    assert stats.calls == 1
+    assert stats.made == 1
     assert stats.attempts == 1
     assert stats.errors == 0
     assert (stats.input_tokens, stats.output_tokens) == (3, 4)
@@ -119,7 +119,7 @@ def test_openai_accumulates_usage_over_many_calls(server: FakeOpenAI) -> None:
     words_out = words_in + 10  # "echo:" adds one word each
     assert (stats.input_tokens, stats.output_tokens) == (words_in, words_out)
     assert stats.cost_usd == pytest.approx((words_in * 0.5 + words_out * 1.5) / 1000)
-    assert stats.calls == 10
+    assert stats.made == 10
     assert server.total == 10
 
 
@@ -138,7 +138,7 @@ def test_429_retry_after_is_honoured_then_success(server: FakeOpenAI) -> None:
     # The server's Retry-After (7 s), not the jittered backoff (which is at most 1 s here).
     assert delays == [7.0, 7.0]
     assert server.count(model="flaky-429") == 3
-    assert stats.calls == 1
+    assert stats.made == 1
     assert stats.attempts == 3
     assert stats.errors == 0
 
@@ -204,7 +204,7 @@ def test_429_exhausting_retries_is_an_error(server: FakeOpenAI) -> None:
     assert server.count() == 3
     assert delays == [0.0, 0.0]
     assert stats.errors == 1
-    assert stats.calls == 0
+    assert stats.made == 0
 
 
 def test_500_retried_then_success(server: FakeOpenAI) -> None:
@@ -230,7 +230,7 @@ def test_500_retried_up_to_max_retries_then_error(server: FakeOpenAI) -> None:
     assert len(delays) == 3
     assert stats.errors == 1
     assert stats.attempts == 4
-    assert stats.calls == 0
+    assert stats.made == 0
 
 
 def test_max_retries_zero_makes_exactly_one_request(server: FakeOpenAI) -> None:
@@ -315,7 +315,7 @@ def test_a_mix_of_outcomes_keeps_call_order(server: FakeOpenAI) -> None:
         "echo: prompt flaky-429",
         "malformed response (no choices[0].message.content) after 2 attempt(s)",
     ]
-    assert stats.calls == 3
+    assert stats.made == 3
     assert stats.errors == 3
     assert stats.attempts == 1 + 1 + 2 + 2 + 2 + 2
     assert server.total == stats.attempts
@@ -335,7 +335,7 @@ def test_provider_max_concurrency_bounds_requests_in_flight(server: FakeOpenAI) 
         f"echo: prompt {i}" for i in range(12)
     ]
     assert server.max_in_flight == 3
-    assert stats.calls == 12
+    assert stats.made == 12
 
 
 def test_global_max_concurrency_bounds_requests_in_flight(server: FakeOpenAI) -> None:
@@ -439,7 +439,7 @@ def test_command_provider_reads_the_prompt_on_stdin() -> None:
     assert texts[0] == "hello from stdin"
     assert texts[1] == "SHOUT THIS"
     assert texts[2] is not None and texts[2].strip() == "4"
-    assert stats.calls == 3
+    assert stats.made == 3
     assert stats.errors == 0
 
 
@@ -688,7 +688,7 @@ def test_echo_provider_returns_the_rendered_prompt_with_word_counts() -> None:
     assert outcomes[0].completion is not None
     assert outcomes[0].completion.text == "four little words here"
     assert (outcomes[0].completion.input_tokens, outcomes[0].completion.output_tokens) == (4, 4)
-    assert stats.calls == 1
+    assert stats.made == 1
 
 
 def test_echo_provider_through_the_cli_scores_the_rendered_prompt(tmp_path: Path) -> None:
@@ -699,8 +699,8 @@ def test_echo_provider_through_the_cli_scores_the_rendered_prompt(tmp_path: Path
     assert code == 0, err
     document = json.loads(out)
     assert [(r["id"], r["status"]) for r in document["results"]] == [("g1", "pass"), ("g2", "pass")]
-    assert document["summary"]["calls"]["calls"] == 2
-    assert document["summary"]["calls"]["cache_hits"] == 0
+    assert document["summary"]["model_calls"]["made"] == 2
+    assert document["summary"]["model_calls"]["cache_hits"] == 0
 
 
 # --------------------------------------------------------------------------- templates
