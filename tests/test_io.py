@@ -699,7 +699,12 @@ def test_a_bom_is_tolerated_in_a_candidates_file(tmp_path: Path) -> None:
 def test_a_bom_is_tolerated_in_a_saved_run(tmp_path: Path) -> None:
     from assay.agent._saved_runs import RUN_SCHEMA_VERSION, load_run, runs_dir
 
-    record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": "eval_run_20260101T000000_000000Z"}
+    record = {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "run_id": "eval_run_20260101T000000_000000Z",
+        "results": [],
+        "summary": {},
+    }
     bom_file(runs_dir(tmp_path) / f"{record['run_id']}.json", json.dumps(record))
     assert load_run(tmp_path)["run_id"] == record["run_id"]
 
@@ -864,7 +869,7 @@ def test_init_never_replaces_a_file_that_appears_while_it_writes(
 def test_a_step_summary_that_cannot_be_written_is_one_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assay.cli._formats import append_step_summary
+    from assay.cli._step_summary import append_step_summary
 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))
     append_step_summary("# summary")
@@ -876,7 +881,7 @@ def test_a_step_summary_that_cannot_be_written_is_one_warning(
 
 
 def test_the_step_summary_is_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.cli._formats import append_step_summary
+    from assay.cli._step_summary import append_step_summary
 
     path = tmp_path / "summary.md"
     path.write_text("# earlier step\n", encoding="utf-8")

@@ -498,8 +498,8 @@ def test_compare_with_no_save_compares_but_saves_nothing_new(
 
 def test_same_microsecond_saves_are_two_files(tmp_path: Path) -> None:
     now = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-    first = save_run(tmp_path, {"summary": {"n": 1}}, now=now)
-    second = save_run(tmp_path, {"summary": {"n": 2}}, now=now)
+    first = save_run(tmp_path, {"results": [], "summary": {"n": 1}}, now=now)
+    second = save_run(tmp_path, {"results": [], "summary": {"n": 2}}, now=now)
     assert first == "eval_run_20260102T030405_678901Z"
     assert second != first
     files = saved(tmp_path)
@@ -513,7 +513,9 @@ def test_same_microsecond_saves_are_two_files(tmp_path: Path) -> None:
 
 def test_many_saves_in_the_same_microsecond_keep_their_order(tmp_path: Path) -> None:
     now = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-    saved_ids = [save_run(tmp_path, {"summary": {"n": n}}, now=now) for n in range(12)]
+    saved_ids = [
+        save_run(tmp_path, {"results": [], "summary": {"n": n}}, now=now) for n in range(12)
+    ]
     assert len(set(saved_ids)) == 12
     assert len(saved(tmp_path)) == 12
     # "the latest" (what report / failures / --compare read) is the last one saved ...
