@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Final
@@ -100,73 +100,90 @@ def _append(path: Path, entry: dict[str, Any]) -> None:
     append_bytes(path, canonical_json(entry) + b"\n", fsync=True, follow_symlinks=False)
 
 
-def append_lineage(root: Path, attestation_id: str, task: str, run_id: str) -> None:
-    path = attest_dir(root) / "lineage.jsonl"
+def _append_chained(
+    path: Path, fields: dict[str, Any], link: str, seal: Callable[[bytes], str]
+) -> None:
+    """Append ``fields`` as the next entry of the chain in ``path``: its index, the previous
+    entry's ``link`` value (``prev``), and ``link`` itself, the seal of the canonical entry."""
     with _locked(path):
         chain = read_chain(path)
         entry: dict[str, Any] = {
             "index": len(chain),
-            "id": attestation_id,
-            "task": task,
-            "run_id": run_id,
-            "prev": chain[-1]["hash"] if chain else GENESIS,
+            **fields,
+            "prev": chain[-1][link] if chain else GENESIS,
         }
-        entry["hash"] = hashlib.sha256(canonical_json(entry)).hexdigest()
+        entry[link] = seal(canonical_json(entry))
         _append(path, entry)
+
+
+def append_lineage(root: Path, attestation_id: str, task: str, run_id: str) -> None:
+    """The lineage is hash-chained: anyone can check it, nobody can rewrite it unnoticed."""
+    fields = {"id": attestation_id, "task": task, "run_id": run_id}
+    _append_chained(
+        attest_dir(root) / "lineage.jsonl",
+        fields,
+        "hash",
+        lambda data: hashlib.sha256(data).hexdigest(),
+    )
 
 
 def append_audit(root: Path, key: bytes, attestation_id: str, verdict: str) -> None:
-    path = attest_dir(root) / "audit.jsonl"
-    with _locked(path):
+    """The audit log is HMAC-chained: only a key holder can extend or rewrite it."""
+    _append_chained(
+        attest_dir(root) / "audit.jsonl",
+        {"id": attestation_id, "verdict": verdict},
+        "mac",
+        lambda data: hmac.new(key, data, hashlib.sha256).hexdigest(),
+    )
+
+
+def _check_chain(
+    path: Path,
+    link: str,
+    seal: Callable[[bytes], str],
+    names: tuple[str, str, str],
+    wanted: Callable[[dict[str, Any]], bool],
+) -> str | None:
+    """None when every entry of the chain in ``path`` is in order, links to the previous one
+    and carries its own seal, and one entry is ``wanted``; else why not. ``names`` are the
+    file's, the chain's and the record's names for messages."""
+    file_name, chain_name, record_name = names
+    try:
         chain = read_chain(path)
-        entry: dict[str, Any] = {
-            "index": len(chain),
-            "id": attestation_id,
-            "verdict": verdict,
-            "prev": chain[-1]["mac"] if chain else GENESIS,
-        }
-        entry["mac"] = hmac.new(key, canonical_json(entry), hashlib.sha256).hexdigest()
-        _append(path, entry)
+    except AssayError:
+        return f"{file_name} is unreadable or not canonical"
+    prev = GENESIS
+    found = False
+    for i, entry in enumerate(chain):
+        body = {k: v for k, v in entry.items() if k != link}
+        if (
+            entry.get("index") != i
+            or entry.get("prev") != prev
+            or not hmac.compare_digest(str(entry.get(link)), seal(canonical_json(body)))
+        ):
+            return f"{chain_name} is broken at entry {i}"
+        prev = entry[link]
+        found = found or wanted(entry)
+    return None if found else f"the attestation is not in {record_name}"
 
 
 def check_lineage(root: Path, attestation_id: str) -> str | None:
     """None when the lineage chain is whole and holds the id, else why not."""
-    try:
-        chain = read_chain(attest_dir(root) / "lineage.jsonl")
-    except AssayError:
-        return "the lineage file is unreadable or not canonical"
-    prev = GENESIS
-    found = False
-    for i, entry in enumerate(chain):
-        body = {k: v for k, v in entry.items() if k != "hash"}
-        if (
-            entry.get("index") != i
-            or entry.get("prev") != prev
-            or entry.get("hash") != hashlib.sha256(canonical_json(body)).hexdigest()
-        ):
-            return f"the lineage chain is broken at entry {i}"
-        prev = entry["hash"]
-        found = found or entry.get("id") == attestation_id
-    return None if found else "the attestation is not in the lineage"
+    return _check_chain(
+        attest_dir(root) / "lineage.jsonl",
+        "hash",
+        lambda data: hashlib.sha256(data).hexdigest(),
+        ("the lineage file", "the lineage chain", "the lineage"),
+        lambda entry: entry.get("id") == attestation_id,
+    )
 
 
 def check_audit(root: Path, key: bytes, attestation_id: str, verdict: str) -> str | None:
     """None when the audit chain is whole (HMACs check) and records this id and verdict."""
-    try:
-        chain = read_chain(attest_dir(root) / "audit.jsonl")
-    except AssayError:
-        return "the audit log is unreadable or not canonical"
-    prev = GENESIS
-    found = False
-    for i, entry in enumerate(chain):
-        body = {k: v for k, v in entry.items() if k != "mac"}
-        mac = hmac.new(key, canonical_json(body), hashlib.sha256).hexdigest()
-        if (
-            entry.get("index") != i
-            or entry.get("prev") != prev
-            or not hmac.compare_digest(str(entry.get("mac")), mac)
-        ):
-            return f"the audit chain is broken at entry {i}"
-        prev = entry["mac"]
-        found = found or (entry.get("id") == attestation_id and entry.get("verdict") == verdict)
-    return None if found else "the attestation is not in the audit log"
+    return _check_chain(
+        attest_dir(root) / "audit.jsonl",
+        "mac",
+        lambda data: hmac.new(key, data, hashlib.sha256).hexdigest(),
+        ("the audit log", "the audit chain", "the audit log"),
+        lambda entry: entry.get("id") == attestation_id and entry.get("verdict") == verdict,
+    )

@@ -37,12 +37,8 @@ def _texts(value: Any) -> Iterator[str]:
     if value is None or isinstance(value, bool):
         return
     yield as_text(value)
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
+    if isinstance(value, dict | list):
+        yield from _leaves(value)
 
 
 def _leaves(value: Any) -> Iterator[str]:
