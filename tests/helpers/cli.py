@@ -224,6 +224,8 @@ def _isolated(cwd: Path, argv: list[str], env: Env | None) -> Iterator[None]:
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _purge_modules(saved_modules, roots)
+        for root in roots:
+            sys.path_importer_cache.pop(str(root), None)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
