@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -114,6 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     timeout = 30  # an idle keep-alive connection ends after this
     server: _Server
+    _on_answer: Callable[[], None] | None = None  # FakeOpenAI._leave, until the answer is sent
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
@@ -126,6 +127,9 @@ class _Handler(BaseHTTPRequestHandler):
             f"Content-Length: {len(body)}",
             *(f"{name}: {value}" for name, value in (headers or {}).items()),
         ]
+        # The request stops being in flight before its answer is written: once the client has
+        # the answer it may send the next one, which must not find this one still counted.
+        self._answered()
         # Head and body in one write: split writes meet Nagle + delayed ACK (+40 ms a response).
         try:
             self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
@@ -154,10 +158,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "not a chat completions request"}})
             return
         nth, nth_model = owner._arrive(Seen(model, prompt, body, self.headers.get("Authorization")))
+        self._on_answer = owner._leave
         try:
             owner._respond(self, model, prompt, nth, nth_model)
         finally:
-            owner._leave()
+            self._answered()  # no answer was written (the server stopped): it leaves anyway
+
+    def _answered(self) -> None:
+        leave, self._on_answer = self._on_answer, None
+        if leave is not None:
+            leave()
 
 
 class FakeOpenAI:
