@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.helpers.cli import CliRunner
 
 
@@ -15,10 +13,5 @@ def test_help_lists_every_command_and_both_help_flags(cli: CliRunner) -> None:
     assert "-h, --help" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: main() builds the bare-`assay` help from click.Context(cli) without the "
-    "group's context_settings, so it offers --help but not -h (`assay --help` offers both)",
-)
 def test_bare_assay_shows_the_same_help_as_help(cli: CliRunner) -> None:
     assert cli() == cli("--help")

@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(argv) if argv is not None else sys.argv[1:]
     if not args:
         # Bare `assay`: show the commands (click 8.2 treats this as a usage error).
-        click.echo(cli.get_help(click.Context(cli, info_name="assay")))
+        click.echo(cli.get_help(click.Context(cli, info_name="assay", **cli.context_settings)))
         sys.exit(0)
     try:
         code = cli.main(args=args, prog_name="assay", standalone_mode=False)
