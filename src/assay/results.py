@@ -102,7 +102,7 @@ class Result:
             "passed": self.passed,
             "score": self.score,
             "decided_by": self.decided_by,
-            "checks": [c.to_dict(redact=redact) for c in self.checks],
+            "checks": [c.to_redacted_dict() if redact else c.to_dict() for c in self.checks],
         }
         if self.notes:
             out["notes"] = list(self.notes)
@@ -255,7 +255,9 @@ def results_document(
     return {
         "schema_version": DOCUMENT_SCHEMA_VERSION,
         "kind": kind,
-        "results": [r.to_dict(redact=redact) for r in results],
+        "results": [r.to_dict(redact=True) for r in results]
+        if redact
+        else [r.to_dict() for r in results],
         "summary": {
             **totals(results).to_dict(),
             "candidates": [s.to_dict() for s in summaries],

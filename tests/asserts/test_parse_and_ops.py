@@ -458,15 +458,15 @@ def test_result_to_dict() -> None:
 def test_redacted_check_keeps_the_op_and_the_verdict_only() -> None:
     failed = check({"op": "not-contains", "value": "secret-arg"}, "has secret-arg")
     assert failed.passed is False and "secret-arg" in failed.text
-    assert failed.to_dict(redact=True) == {
+    assert failed.to_redacted_dict() == {
         "text": "not-contains",
         "op": "not-contains",
         "passed": False,
         "reason": None,
         "evidence": None,
     }
-    assert "secret-arg" not in repr(failed.to_dict(redact=True))
-    assert set(failed.to_dict(redact=True)) == set(failed.to_dict())
+    assert "secret-arg" not in repr(failed.to_redacted_dict())
+    assert set(failed.to_redacted_dict()) == set(failed.to_dict())
 
 
 # --------------------------------------------------------------------------- paths

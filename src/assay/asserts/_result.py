@@ -24,24 +24,25 @@ class CheckResult:
     reason: str | None = None
     evidence: Any = None
 
-    def to_dict(self, *, redact: bool = False) -> dict[str, Any]:
-        """The check as JSON. Every record has the same keys; ``redact`` (run records, which hold
-        no ground truth) keeps the op and the verdict and drops the text, reason and evidence,
-        which quote the assert's argument."""
-        if redact:
-            return {
-                "text": self.op,
-                "op": self.op,
-                "passed": self.passed,
-                "reason": None,
-                "evidence": None,
-            }
+    def to_dict(self) -> dict[str, Any]:
+        """The check as JSON: every record has these five keys, everywhere."""
         return {
             "text": self.text,
             "op": self.op,
             "passed": self.passed,
             "reason": self.reason,
             "evidence": self.evidence,
+        }
+
+    def to_redacted_dict(self) -> dict[str, Any]:
+        """The same keys for run records, which hold no ground truth: the op and the verdict;
+        the text, reason and evidence (which quote the assert's argument) are dropped."""
+        return {
+            "text": self.op,
+            "op": self.op,
+            "passed": self.passed,
+            "reason": None,
+            "evidence": None,
         }
 
 
