@@ -13,12 +13,16 @@ from assay.vocabulary import AGENT_TELEMETRY, STATUSES
 
 
 def run_document(run: AgentRun, selection: Mapping[str, Any]) -> dict[str, Any]:
-    """Everything report / failures / compare need later, without re-running anything."""
+    """Everything report / failures / compare need later, without re-running anything; the
+    schema version leads, as in every document assay writes."""
+    document = run.to_dict()
     return {
+        "schema_version": document.pop("schema_version"),
+        "kind": document.pop("kind"),
         "assay_version": __version__,
         "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
         "selection": dict(selection),
-        **run.to_dict(),
+        **document,
     }
 
 
