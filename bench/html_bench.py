@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.config import load_config
-from assay.gate import GateOptions, example_paths, load_selected, run_gate
-from assay.outputs import load_outputs
+from assay.gate import GateOptions, example_paths, run_gate
 from assay.views._html import render_html
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -79,9 +78,8 @@ def build_report(n: int, candidates: int) -> Path:
     config = load_config(root)
     options = GateOptions(path=goldens, outputs=outputs_path, no_cache=True)
     run = run_gate(options, config)
-    by_id = {g.id: g for g in load_selected(options, config)}
     started = time.perf_counter()
-    html = render_html(run, goldens=by_id, outputs=load_outputs(outputs_path, by_id))
+    html = render_html(run.to_dict(), run.content())  # the document, then the page
     rendered = time.perf_counter() - started
     report.write_text(html, encoding="utf-8")
     print(
@@ -133,14 +131,7 @@ def docs_screenshot(target: Path, browser: Any) -> None:
         run_gate(GateOptions(outputs=root / "before.json", mode="write-baseline", **common), config)
         options = GateOptions(outputs=root / "after.json", mode="check", **common)
         run = run_gate(options, config)
-        by_id = {g.id: g for g in load_selected(options, config)}
-        baseline = json.loads(config.baseline.read_text(encoding="utf-8"))
-        html = render_html(
-            run,
-            goldens=by_id,
-            outputs=load_outputs(root / "after.json", by_id),
-            baseline=baseline,
-        )
+        html = render_html(run.to_dict(), run.content())
         report = root / "report.html"
         report.write_text(html, encoding="utf-8")
         page = browser.new_page(viewport={"width": 1280, "height": 800})
