@@ -143,7 +143,7 @@ def main() -> None:
         before = server.total
         cached_wall, document = run_assay(folder, args)
         check(document, total)
-        hits = document["summary"]["calls"]["cache_hits"]
+        hits = document["summary"]["model_calls"]["cache_hits"]
         if server.total != before or hits != total:
             raise SystemExit(f"the cached re-run made {server.total - before} request(s)")
         print(

@@ -132,7 +132,7 @@ const GATE = {
     tr.append(el("td", "id", row.id), el("td", null, row.tier));
     row.cells.forEach((c) => {
       const td = el("td", "cell st-" + (c ? c.status : "missing"),
-        c ? LABEL[c.status] + (c.score === null ? "" : " " + num(c.score)) : "-");
+        c ? LABEL[c.status] + (c.score == null ? "" : " " + num(c.score)) : "-");
       tr.append(td);
     });
   },
