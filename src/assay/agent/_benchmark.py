@@ -104,6 +104,9 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         attestation_check=checker,
         ctx=CheckContext(regex_timeout=config.regex_timeout_s),
     )
+    # The tasks and their telemetry are scored: let their memory serve the document (a large
+    # run's peak is all three at once otherwise).
+    del tasks, telemetry
     selection = {
         "tiers": list(tiers),
         "goldens": str(options.path) if options.path is not None else "project + packaged",
