@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out")
 TIERS = ("smoke", "standard", "stretch")
 
 

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "out" / "attest"
+OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out") / "attest"
 WORDS = (
     "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
     "rho sigma tau upsilon phi chi psi omega build test deploy config module parser"

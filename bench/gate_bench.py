@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out")
 
 
 def golden_text(i: int) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from assay.config import load_config
 from assay.gate import GateOptions, example_paths, run_gate
 from assay.views._html import render_html
 
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out")
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--headless",

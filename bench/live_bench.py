@@ -113,7 +113,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     total = options.goldens * options.candidates
-    folder = ROOT / "bench" / "out" / f"live-{options.candidates}x{options.goldens}"
+    out = Path(os.environ.get("ASSAY_BENCH_OUT") or ROOT / "bench" / "out")
+    folder = out / f"live-{options.candidates}x{options.goldens}"
     with FakeOpenAI() as server:
         goldens, candidates = write_project(
             folder, server, options.goldens, options.candidates, options.concurrency
