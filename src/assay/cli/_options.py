@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from assay.similarity import BUILTIN_BACKENDS
 from assay.views import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,6 +59,6 @@ def similarity_option() -> Callable[[F], F]:
         "--similarity",
         default=None,
         callback=_check_backend,
-        metavar="none|difflib|rapidfuzz|embedding|PKG/NAME",
+        metavar="|".join(BUILTIN_BACKENDS) + "|PKG/NAME",
         help="Tier 2 backend (default from config, else none).",
     )
