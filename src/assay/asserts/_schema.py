@@ -179,6 +179,30 @@ def _custom_metaschema(uri: str, registry: Any) -> tuple[Any, frozenset[str] | N
     return base, frozenset(keep)
 
 
+class RemoteRefRefused(Exception):
+    """A ``$ref`` to a document that is neither in the schema nor a known metaschema."""
+
+
+def _refuse(uri: str) -> Any:
+    raise RemoteRefRefused(uri)
+
+
+def offline_registry() -> Any:
+    """The metaschemas, and nothing that is fetched. jsonschema's default registry retrieves an
+    unknown ``$ref`` over HTTP (with no timeout): a golden could make CI call any URL, or hang
+    it. Here such a ``$ref`` is a failed check naming the URI, and no socket is ever opened."""
+    global _OFFLINE
+    if _OFFLINE is None:
+        import referencing
+        from jsonschema_specifications import REGISTRY
+
+        _OFFLINE = REGISTRY.combine(referencing.Registry(retrieve=_refuse))  # type: ignore[call-arg]
+    return _OFFLINE
+
+
+_OFFLINE: Any = None
+
+
 def _build(schema_text: str, registry: Any) -> Any:
     from jsonschema import Draft202012Validator, exceptions
     from jsonschema.validators import validator_for
@@ -204,9 +228,7 @@ def _build(schema_text: str, registry: Any) -> Any:
     except exceptions.SchemaError as exc:
         raise ArgumentProblem(f"invalid JSON Schema: {exc.message}") from None
     ours = _with_our_patterns(cls, keep)
-    if registry is not None:
-        return ours(schema, registry=registry)
-    return ours(schema)
+    return ours(schema, registry=registry if registry is not None else offline_registry())
 
 
 def compile_schema(schema: Any, registry: Any = None) -> Any:
@@ -271,6 +293,13 @@ def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
         )
         return _issues(errors)
     except (Unresolvable, exceptions._WrappedReferencingError) as exc:  # type: ignore[attr-defined]
+        refused = _refused_uri(exc)
+        if refused is not None:
+            raise ArgumentProblem(
+                f"$ref {refused!r} is not in the schema: assay never fetches a schema over "
+                "the network",
+                {"reason": "remote_ref_refused", "uri": refused},
+            ) from None
         raise ArgumentProblem(f"unresolvable $ref: {exc}") from None
     except PatternTimeout as exc:
         raise ArgumentProblem(
@@ -279,6 +308,16 @@ def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
         ) from None
     except RecursionError:
         raise ArgumentProblem("schema recursion too deep") from None
+
+
+def _refused_uri(exc: BaseException) -> str | None:
+    """The URI our registry refused to fetch, if that is what made ``exc``."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, RemoteRefRefused):
+            return str(seen.args[0])
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _issues(errors: list[Any]) -> list[dict[str, Any]]:
