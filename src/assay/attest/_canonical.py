@@ -78,3 +78,18 @@ def canonical_json(value: Any) -> bytes:
     out: list[str] = []
     _encode(value, out)
     return "".join(out).encode("utf-8")
+
+
+def parse_canonical(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object whose canonical form ``raw`` is, else None: bad UTF-8, not JSON, NaN or
+    Infinity (not JSON, though Python's parser takes them), nested too deeply to parse, not an
+    object, or not canonical. The one reader of journal lines, ledger lines and records."""
+    from assay.asserts._context import strict_json_loads
+
+    try:
+        value = strict_json_loads(raw.decode("utf-8"))
+        if not isinstance(value, dict) or canonical_json(value) != raw:
+            return None
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    return value

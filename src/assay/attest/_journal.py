@@ -9,14 +9,13 @@ the first event) and ``hash`` = SHA-256 hex of the RFC 8785 canonical JSON of th
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from assay.attest._canonical import canonical_json
+from assay.attest._canonical import canonical_json, parse_canonical
 from assay.errors import AssayError, ValidationError
 from assay.io import append_bytes
 
@@ -59,13 +58,11 @@ def iter_events(path: Path) -> Iterator[dict[str, Any]]:
             line = raw[:-1] if raw.endswith(b"\n") else raw
             if lineno == 1:
                 line = line.removeprefix(_BOM)
-            try:
-                event = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                raise JournalError(f"line {lineno}: not a JSON event") from None
-            if not isinstance(event, dict) or canonical_json(event) != line:
+            event = parse_canonical(line)
+            if event is None:
                 raise JournalError(f"line {lineno}: not canonical JSON")
-            if event.get("index") != lineno - 1:
+            index = event.get("index")
+            if type(index) is not int or index != lineno - 1:  # true is not 1 here
                 raise JournalError(f"line {lineno}: index {event.get('index')!r} out of order")
             if event.get("kind") not in KINDS:
                 raise JournalError(f"line {lineno}: unknown kind {event.get('kind')!r}")

@@ -13,14 +13,13 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import hmac
-import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Final
 
-from assay.attest._canonical import canonical_json
+from assay.attest._canonical import canonical_json, parse_canonical
 from assay.errors import AssayError
 from assay.io import append_bytes, atomic_create_bytes, read_bytes
 
@@ -78,21 +77,11 @@ def read_chain(path: Path) -> list[dict[str, Any]]:
         return []
     lines = []
     for lineno, raw in enumerate(read_bytes(path, AssayError).splitlines(), start=1):
-        entry = _canonical_entry(raw)
+        entry = parse_canonical(raw)
         if entry is None:
             raise AssayError("not canonical JSON", source=f"{path}:{lineno}")
         lines.append(entry)
     return lines
-
-
-def _canonical_entry(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object ``raw`` is the canonical form of, else None."""
-    try:
-        entry = json.loads(raw.decode("utf-8"))
-        # canonical_json refuses NaN (which json.loads accepts) with a ValueError.
-        return entry if isinstance(entry, dict) and canonical_json(entry) == raw else None
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return None
 
 
 def _append(path: Path, entry: dict[str, Any]) -> None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.attest._canonical import canonical_json
+from assay.attest._canonical import parse_canonical
 from assay.attest._journal import JournalError, iter_events
 from assay.attest._key import key_id
 from assay.attest._ledger import check_audit, check_lineage, record_path
@@ -129,11 +128,8 @@ def verify(
         return _fail(attestation_id, "record: no such attestation")
     if "sha256:" + hashlib.sha256(data).hexdigest() != attestation_id:
         return _fail(attestation_id, "record: its bytes do not hash to its id (modified)")
-    try:
-        record = json.loads(data.decode("utf-8"))
-        if not isinstance(record, dict) or canonical_json(record) != data:
-            raise ValueError
-    except (ValueError, UnicodeDecodeError):
+    record = parse_canonical(data)
+    if record is None:
         return _fail(attestation_id, "record: not canonical JSON")
     if record.get("key_id") != key_id(key):
         return _fail(attestation_id, "key: signed with a different key", record)
