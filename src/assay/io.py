@@ -84,6 +84,24 @@ def _open_for_reading(path: Path | str, error: type[AssayError], missing: str) -
         raise _read_error(exc, str(path), error, missing) from None
 
 
+def require_regular_file(path: Path | str, error: type[AssayError]) -> None:
+    """For files found by walking a folder (goldens, telemetry): each must be a regular file.
+    Reading a FIFO named ``x.md`` would block the run forever, and a symlink loop or a dangling
+    link has nothing to read. (A file the user names is read as given: ``<(cmd)`` works.)
+
+    Raises:
+        error: naming the file and what it is instead.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise error(
+            f"cannot read: {_reason(exc)} (a broken or looping symlink?)", source=str(path)
+        ) from None
+    if not stat.S_ISREG(mode):
+        raise error(f"not a regular file ({_kind(mode)}): refusing to read it", source=str(path))
+
+
 def read_bytes(
     path: Path | str, error: type[AssayError], *, missing: str = "file not found"
 ) -> bytes:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import TelemetryError
-from assay.io import iter_jsonl_objects, read_json
+from assay.io import iter_jsonl_objects, read_json, require_regular_file
 from assay.validate import is_number
 
 _COUNTS: Final = (
@@ -166,6 +166,7 @@ def _iter_folder(folder: Path) -> Iterator[Telemetry]:
         if path.name.startswith((".", "_")):
             continue
         source = str(path)
+        require_regular_file(path, TelemetryError)
         record = parse_record(read_json(path, TelemetryError), source)
         if record.task_id != path.stem:
             raise TelemetryError(

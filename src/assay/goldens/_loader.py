@@ -11,7 +11,7 @@ from assay.errors import GoldenError
 from assay.goldens._markdown import parse_markdown
 from assay.goldens._model import Golden, build_golden
 from assay.goldens._records import iter_jsonl, iter_yaml_list
-from assay.io import read_bytes
+from assay.io import read_bytes, require_regular_file
 from assay.vocabulary import TIERS, Tier
 
 _SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
@@ -27,21 +27,44 @@ def _is_golden_file(name: str) -> bool:
 
 
 def discover(root: Path) -> list[Path]:
-    """Every golden file under ``root`` (or ``root`` itself), sorted by relative path."""
+    """Every golden file under ``root`` (or ``root`` itself), sorted by relative path.
+
+    Raises:
+        GoldenError: no such folder, a folder that cannot be read, or an entry named like a
+            golden that is no regular file (a FIFO, device, socket, symlink loop, dangling link).
+    """
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise GoldenError("goldens folder not found", source=str(root))
     found: list[tuple[str, Path]] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-        rel = os.path.relpath(folder, root)
-        for name in files:
-            if _is_golden_file(name):
-                key = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
-                found.append((key, Path(folder, name)))
+    _walk(root, "", found)
     found.sort()
     return [path for _, path in found]
+
+
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:  # a symlink loop: require_regular_file names it
+        return False
+
+
+def _walk(folder: Path, rel: str, found: list[tuple[str, Path]]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:  # os.walk would skip it silently: a suite must not shrink unseen
+        raise GoldenError(f"cannot read the folder: {exc.strerror}", source=str(folder)) from None
+    for entry in entries:
+        key = rel + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith((".", "_")):
+                _walk(Path(entry.path), key + "/", found)
+        elif _is_golden_file(entry.name):
+            # is_file() costs no system call for a regular file (the directory says so).
+            if not _is_regular(entry):
+                require_regular_file(entry.path, GoldenError)  # raises, naming what it is
+            found.append((key, Path(entry.path)))
 
 
 def _folder_tier(path: Path) -> Tier | None:
