@@ -21,6 +21,36 @@ _LIST_OF_STR_FIELDS = (
 )
 _STR_FIELDS = ("title", "role", "rubric", "origin")
 _NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s")
+KNOWN_FIELDS: Final = frozenset(
+    {
+        "id",
+        "tier",
+        "input",
+        "expected",
+        "rubric",
+        "asserts",
+        "threshold",
+        "expected_test_outcomes",
+        *_LIST_OF_STR_FIELDS,
+        *_STR_FIELDS,
+        *_NON_NEGATIVE_FIELDS,
+    }
+)
+
+
+def _near_miss(key: Any) -> str | None:
+    """The known field a key is a typo of (``assert``, ``expect``, ``inputt``, ``Asserts``), if
+    any. Such a key would silently do nothing (a golden whose ``assert:`` is ignored has no
+    checks), so it is an error; keys from other tools (WikiEval's ``type``) are not near one."""
+    import difflib
+
+    if not isinstance(key, str) or key in KNOWN_FIELDS:
+        return None
+    folded = key.strip().lower().replace("-", "_")
+    if folded in KNOWN_FIELDS:
+        return folded
+    close = difflib.get_close_matches(folded, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +100,12 @@ def build_golden(
         kind = "empty" if data is None else f"a {type(data).__name__}"
         raise GoldenError(f"the frontmatter must be a YAML mapping, not {kind}", source=source)
     data = dict(data)
+    for key in data:
+        meant = _near_miss(key)
+        if meant is not None:
+            raise GoldenError(
+                f"unknown field {key!r}: did you mean {meant!r}?", source=source, field=str(key)
+            )
     raw_id = data.pop("id", default_id)
     if isinstance(raw_id, int) and not isinstance(raw_id, bool):
         raw_id = str(raw_id)
