@@ -9,6 +9,7 @@ valid is decided when the check runs, so an unknown op fails closed as a failed 
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -75,6 +76,34 @@ class AssertSpec:
         return f"AssertSpec({self.full_op!r}, args={dict(self.args)!r})"
 
 
+def yaml_typed(value: Any) -> str | None:
+    """What YAML made of an unquoted scalar that is not text (None for a string or a
+    container): ``the number 3.1``, ``true``, ``null``, ``a date (2024-01-01)``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, datetime.date):
+        return f"a date ({value.isoformat()})"
+    return None
+
+
+def find_date(value: Any) -> str | None:
+    """The first date or time inside ``value`` (YAML makes one of an unquoted 2024-01-01)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, datetime.date):
+            return item.isoformat()
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
 def _split_negation(op: str) -> tuple[str, bool]:
     if op.startswith(NOT_PREFIX):
         return op[len(NOT_PREFIX) :], True
@@ -122,6 +151,16 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
         elif len(data) == 1:
             # An unquoted ``- contains: foo`` in YAML: the single key is the op.
             op_value, only = next(iter(data.items()))
+            typed = yaml_typed(only)
+            if typed is not None:
+                # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
+                # assert would test something the author never wrote.
+                raise GoldenError(
+                    f"YAML read the value of '{op_value}' as {typed}: quote it "
+                    f"('{op_value}: \"...\"') to test the text you wrote",
+                    source=source,
+                    field=field,
+                )
             data = {"value": only}
         else:
             raise GoldenError(
@@ -133,6 +172,14 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
             raise GoldenError(
                 "an assert's op must be a non-empty string", source=source, field=field
             )
+        for key, value in data.items():
+            dated = find_date(value)
+            if dated is not None:
+                raise GoldenError(
+                    f"YAML read {dated} as a date, which is not JSON: quote it",
+                    source=source,
+                    field=f"{field}.{key}",
+                )
         op, negate = _split_negation(op_value.strip())
         return AssertSpec(op=op, negate=negate, args=data)
     raise GoldenError(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.asserts import AssertSpec, parse_assert
+from assay.asserts._spec import find_date
 from assay.errors import GoldenError
 from assay.validate import is_number
 from assay.vocabulary import TIERS, Tier
@@ -145,6 +146,14 @@ def build_golden(
         value = data.get(name)
         if value is not None and (not is_number(value) or value < 0):
             raise GoldenError(f"{name} must be a number >= 0", source=source, field=name)
+    for name in ("input", "expected"):
+        dated = find_date(data.get(name))
+        if dated is not None:
+            raise GoldenError(
+                f"YAML read {dated} as a date, which is not JSON: quote it",
+                source=source,
+                field=name,
+            )
     has_expected = "expected" in data
     rubric = data.pop("rubric", None)
     return Golden(
