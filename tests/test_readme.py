@@ -1,0 +1,26 @@
+"""The README's examples work as printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.cli import run_cli
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def golden_format_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("```markdown\n---\n") + len("```markdown\n")
+    return text[start : text.index("```", start)]
+
+
+def test_the_golden_format_example_passes_its_own_self_test(tmp_path: Path) -> None:
+    example = golden_format_example()
+    assert "asserts:" in example and "## Origin" in example
+    (tmp_path / "goldens").mkdir()
+    (tmp_path / "goldens" / "example.md").write_text(example, encoding="utf-8")
+    code, out, err = run_cli(["run", "goldens", "--self-test"], tmp_path)
+    assert code == 0, out + err
+    assert "self-test: OK" in out
+    assert "warning" not in out  # it has its Origin section
