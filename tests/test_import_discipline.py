@@ -7,7 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("asyncio", "httpx", "jsonschema", "sqlglot", "sentence_transformers", "sqlite3")
+# difflib: only a frontmatter key that is no field needs it; importlib.metadata: only a plugin
+# name (pkg/name) makes assay read the installed packages.
+HEAVY = (
+    "asyncio",
+    "difflib",
+    "httpx",
+    "importlib.metadata",
+    "jsonschema",
+    "sqlglot",
+    "sentence_transformers",
+    "sqlite3",
+)
 
 PROBE = """
 import sys

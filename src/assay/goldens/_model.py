@@ -43,13 +43,13 @@ def _near_miss(key: Any) -> str | None:
     """The known field a key is a typo of (``assert``, ``expect``, ``inputt``, ``Asserts``), if
     any. Such a key would silently do nothing (a golden whose ``assert:`` is ignored has no
     checks), so it is an error; keys from other tools (WikiEval's ``type``) are not near one."""
-    import difflib
-
     if not isinstance(key, str) or key in KNOWN_FIELDS:
         return None
     folded = key.strip().lower().replace("-", "_")
     if folded in KNOWN_FIELDS:
         return folded
+    import difflib  # only for a key that is not a field: a plain suite never loads it
+
     close = difflib.get_close_matches(folded, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
     return close[0] if close else None
 
