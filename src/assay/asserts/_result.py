@@ -36,26 +36,14 @@ class CheckResult:
 
     def to_redacted_dict(self) -> dict[str, Any]:
         """The same keys for run records, which hold no ground truth: the op and the verdict;
-        the text, reason and evidence (which quote the assert's argument) are dropped.
-
-        A redacted record depends on (op, passed) alone, so one dict serves them all: a
-        50,000-task run record holds two of them, not 50,000 (documents are never mutated)."""
-        key = (self.op, self.passed)
-        record = _REDACTED.get(key)
-        if record is None:
-            record = {
-                "text": self.op,
-                "op": self.op,
-                "passed": self.passed,
-                "reason": None,
-                "evidence": None,
-            }
-            if len(_REDACTED) < 4096:  # ops are few; the bound keeps odd plugin names in check
-                _REDACTED[key] = record
-        return record
-
-
-_REDACTED: dict[tuple[str, bool], dict[str, Any]] = {}
+        the text, reason and evidence (which quote the assert's argument) are dropped."""
+        return {
+            "text": self.op,
+            "op": self.op,
+            "passed": self.passed,
+            "reason": None,
+            "evidence": None,
+        }
 
 
 class ArgumentProblem(Exception):
