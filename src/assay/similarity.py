@@ -25,9 +25,9 @@ from assay.plugins import (
     find_plugin,
     has_plugin,
 )
+from assay.vocabulary import BUILTIN_BACKENDS
 
 SimilarityFn = Callable[[str, str], float]
-BUILTIN_BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")
 EMBEDDINGS_EXTRA: Final = "pip install 'assay[embeddings]'"
 
 

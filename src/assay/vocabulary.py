@@ -16,6 +16,9 @@ STATUSES: Final[tuple[Status, ...]] = ("pass", "fail", "needs-judge", "no-output
 # Statuses a report lists as failing (needs-judge is undecided, not failing).
 FAILING_STATUSES: Final[tuple[Status, ...]] = ("fail", "error", "no-output")
 
+# Tier 2's built-in similarity backends (a plugin adds a pkg/name one, see assay.similarity).
+BUILTIN_BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")
+
 # decided_by values (tier 2 is "tier2-<backend>").
 TIER1: Final = "tier1-asserts"
 TIER3: Final = "tier3-judge"

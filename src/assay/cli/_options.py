@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from assay.similarity import BUILTIN_BACKENDS
 from assay.views import FORMATS
+from assay.vocabulary import BUILTIN_BACKENDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -101,7 +101,8 @@ def build_golden(
         kind = "empty" if data is None else f"a {type(data).__name__}"
         raise GoldenError(f"the frontmatter must be a YAML mapping, not {kind}", source=source)
     data = dict(data)
-    for key in [k for k in data if k not in KNOWN_FIELDS]:  # the first in the file first
+    unknown = () if KNOWN_FIELDS.issuperset(data) else [k for k in data if k not in KNOWN_FIELDS]
+    for key in unknown:  # the first in the file first
         meant = _near_miss(key)
         if meant is not None:
             raise GoldenError(
@@ -148,7 +149,9 @@ def build_golden(
             raise GoldenError(f"{name} must be a number >= 0", source=source, field=name)
     for name in ("input", "expected"):
         value = data.get(name)
-        dated = None if isinstance(value, str) else find_date(value)
+        if value is None or isinstance(value, str):  # the usual case: no date can hide here
+            continue
+        dated = find_date(value)
         if dated is not None:
             raise GoldenError(
                 f"YAML read {dated} as a date, which is not JSON: quote it",
