@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from assay import _yaml
+from assay._yaml import yaml_load
 from assay.errors import GoldenError
-from assay.goldens import _markdown
-from assay.goldens._markdown import yaml_load
 from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 
@@ -54,7 +54,7 @@ def test_ordinary_aliases_still_work() -> None:
 
 
 def test_a_document_over_the_size_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_markdown, "MAX_YAML_BYTES", 64)
+    monkeypatch.setattr(_yaml, "MAX_YAML_BYTES", 64)
     with pytest.raises(GoldenError, match="YAML document is over"):
         yaml_load("x: " + "a" * 100 + "\n", "big.md")
 

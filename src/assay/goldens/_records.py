@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from assay._yaml import yaml_load
 from assay.errors import GoldenError
-from assay.goldens._markdown import yaml_load
 from assay.goldens._model import Golden, build_golden
 from assay.io import iter_jsonl_objects, read_text
 from assay.vocabulary import Tier

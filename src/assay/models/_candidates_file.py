@@ -104,14 +104,11 @@ def load_candidates_file(path: Path) -> CandidatesFile:
     Raises:
         ConfigError: naming the file and field at fault.
     """
-    from assay.goldens._markdown import yaml_load
+    from assay._yaml import yaml_load
 
     source = str(path)
     text = read_text(path, ConfigError, missing="candidates file not found")
-    try:
-        data = yaml_load(text, source)
-    except Exception as exc:  # GoldenError from the shared YAML reader: same message, our type
-        raise ConfigError(str(getattr(exc, "message", exc)), source=source) from None
+    data = yaml_load(text, source, error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError("a candidates file must be a mapping", source=source)
     unknown = set(data) - {"provider", "candidates", "repeats", "max_concurrency"}

@@ -1,0 +1,93 @@
+"""Bounded YAML: the one safe loader for every YAML file assay reads (goldens, candidates
+files, schemas written as YAML text), capped in size, nesting and alias expansion."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+import yaml
+
+from assay.errors import AssayError, GoldenError
+
+# The C loader is several times faster; both are safe loaders (no arbitrary objects).
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Bounds on one YAML document: its size, and how far its aliases may multiply it. An alias is
+# a shared reference, so a "billion laughs" document loads small, then everything that walks it
+# (validation, fingerprints, JSON) pays for every expansion: 45 s and 3 GB for one golden.
+MAX_YAML_BYTES: Final = 64 * 1024 * 1024
+ALIAS_EXPANSION_FACTOR: Final = 100  # expanded values per byte of YAML, at most (plus a floor)
+_EXPANSION_FLOOR: Final = 100_000
+
+
+def yaml_load(
+    text: str, source: str, line_offset: int = 0, error: type[AssayError] = GoldenError
+) -> Any:
+    """Safe-load YAML, turning parser errors into ``error`` (a GoldenError by default) naming
+    ``source`` and the line.
+
+    Raises:
+        AssayError: (of type ``error``) malformed YAML, a document over
+            :data:`MAX_YAML_BYTES`, nesting too deep, an alias that contains itself, or
+            aliases that expand the document more than :data:`ALIAS_EXPANSION_FACTOR` values
+            per byte.
+    """
+    if len(text) > MAX_YAML_BYTES:
+        raise error(
+            f"the YAML document is over {MAX_YAML_BYTES // (1024 * 1024)} MiB", source=source
+        )
+    try:
+        value = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"malformed YAML{where}: {problem}", source=source) from None
+    except RecursionError:
+        raise error("the YAML document is nested too deeply", source=source) from None
+    if "&" in text and "*" in text:  # only an alias (of an anchor) can share or loop a value
+        check_expansion(value, _EXPANSION_FLOOR + ALIAS_EXPANSION_FACTOR * len(text), source, error)
+    return value
+
+
+def _children(node: Any) -> Iterable[Any]:
+    return node.values() if isinstance(node, dict) else node
+
+
+def check_expansion(
+    root: Any, budget: int, source: str, error: type[AssayError] = GoldenError
+) -> None:
+    """Count the values of ``root`` as if every alias were copied out, without copying: each
+    shared list or mapping is sized once. A loop, or more than ``budget`` values, is an error.
+
+    Raises:
+        AssayError: (of type ``error``) naming ``source``.
+    """
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # containers on the current path: meeting one again is a loop
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_.discard(key)
+            total = 1 + sum(sizes.get(id(c), 1) for c in _children(node))
+            if total > budget:
+                raise error(
+                    f"YAML aliases expand the document to more than {budget:,} values "
+                    "(an alias bomb?); write the values out instead",
+                    source=source,
+                )
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        open_.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if isinstance(child, list | dict):
+                if id(child) in open_:
+                    raise error("a YAML alias contains itself", source=source)
+                if id(child) not in sizes:
+                    stack.append((child, False))
