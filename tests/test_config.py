@@ -272,7 +272,7 @@ def test_config_error_is_assay_error() -> None:
             "golden = 'x'",
             "golden",
             "unknown setting (known: baseline, bench, goldens, judge, min_pass_rate, "
-            "regex_timeout_s, similarity)",
+            "regex_timeout_s, similarity, strict)",
         ),
     ],
 )

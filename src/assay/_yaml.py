@@ -3,6 +3,7 @@ files, schemas written as YAML text), capped in size, nesting and alias expansio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -91,3 +92,46 @@ def check_expansion(
                     raise error("a YAML alias contains itself", source=source)
                 if id(child) not in sizes:
                     stack.append((child, False))
+
+
+_FIELD_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def field_line(
+    text: str, field: str, *, item: int | None = None, line_offset: int = 0
+) -> int | None:
+    """The 1-based line of ``field`` (``asserts[2].value``, ``tier``) in a YAML document, for an
+    error message; with ``item``, inside that item of a top-level list. None when it cannot be
+    found. Composes the document (nodes only, aliases unexpanded): meant for the error path."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    line = None
+    if item is not None:
+        node = _child(node, item)
+        line = None if node is None else node.start_mark.line
+    for name, index in _FIELD_TOKEN.findall(field):
+        if node is None:
+            break
+        key_line, node = _entry(node, name) if name else (None, _child(node, int(index)))
+        if key_line is not None:
+            line = key_line
+        elif node is not None:
+            line = node.start_mark.line
+    return None if line is None else line + 1 + line_offset
+
+
+def _entry(node: Any, key: str) -> tuple[int | None, Any]:
+    """The line of ``key`` in a mapping node, and its value node."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                return key_node.start_mark.line, value_node
+    return None, None
+
+
+def _child(node: Any, index: int) -> Any:
+    if isinstance(node, yaml.SequenceNode) and 0 <= index < len(node.value):
+        return node.value[index]
+    return None

@@ -29,6 +29,7 @@ _TOP_KEYS: Final = (
     "similarity",
     "regex_timeout_s",
     "min_pass_rate",
+    "strict",
     "judge",
     "bench",
 )
@@ -64,6 +65,8 @@ class Config:
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2).
+        strict: every unknown golden frontmatter key is an error (by default only near misses
+            of a known field are; other keys are kept as metadata).
         judge: the validated [judge] block.
         bench: the validated [bench] block (agent benchmark baselines; only the keys given).
         source: the file the settings came from, if any.
@@ -75,6 +78,7 @@ class Config:
     similarity: str = "none"
     regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
+    strict: bool = False
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     bench: Mapping[str, float] = field(default_factory=dict)
     source: str | None = None
@@ -152,6 +156,8 @@ def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         out["min_pass_rate"] = validate.number(
             raw["min_pass_rate"], source=source, field="min_pass_rate", at_least=0, at_most=1
         )
+    if "strict" in raw:
+        out["strict"] = validate.boolean(raw["strict"], source=source, field="strict")
     if "judge" in raw:
         out["judge"] = _judge(raw["judge"], source)
     if "bench" in raw:
@@ -195,6 +201,7 @@ def load_config(root: Path | None = None) -> Config:
         similarity=settings.get("similarity", "none"),
         regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
         min_pass_rate=settings.get("min_pass_rate"),
+        strict=settings.get("strict", False),
         judge=settings.get("judge", JudgeSettings(source=source)),
         bench=settings.get("bench", {}),
         source=source,

@@ -110,11 +110,12 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 
 def load_selected(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens this run scores."""
+    strict = config.strict
     if options.example:
-        return list(_select(iter_goldens(example_paths()[0]), options.tiers))
+        return list(_select(iter_goldens(example_paths()[0], strict=strict), options.tiers))
     if options.path is not None:
-        return list(_select(iter_goldens(options.path), options.tiers))
-    return load_suite(config.goldens, options.tiers or None)
+        return list(_select(iter_goldens(options.path, strict=strict), options.tiers))
+    return load_suite(config.goldens, options.tiers or None, strict=strict)
 
 
 def _outputs(

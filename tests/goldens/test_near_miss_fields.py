@@ -53,7 +53,7 @@ def test_the_cli_names_the_typo_and_the_field_it_meant(tmp_path: Path) -> None:
         assert out == ""
         assert "Traceback" not in err
         assert err.strip().splitlines() == [
-            f"assay: error: {Path('goldens', 't.md')}: field 'assert': "
+            f"assay: error: {Path('goldens', 't.md')}:5: field 'assert': "
             "unknown field 'assert': did you mean 'asserts'?"
         ]
 

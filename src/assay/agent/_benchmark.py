@@ -53,8 +53,8 @@ class AgentOutcome:
 
 def load_tasks(path: Path | None, config: Config) -> list[Golden]:
     if path is not None:
-        return list(iter_goldens(path))
-    return load_suite(config.goldens, None)
+        return list(iter_goldens(path, strict=config.strict))
+    return load_suite(config.goldens, None, strict=config.strict)
 
 
 def attestation_checker(root: Path) -> AttestationCheck:

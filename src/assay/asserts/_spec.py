@@ -90,6 +90,34 @@ def yaml_typed(value: Any) -> str | None:
     return None
 
 
+# Ops that test text: YAML's typing of an unquoted argument (3.10 -> 3.1) would test something
+# the author never wrote. equals and the JSON ops take JSON values and keep them.
+TEXT_OPS = frozenset(
+    {"contains", "icontains", "starts-with", "contains-any", "contains-all", "regex", "levenshtein"}
+)
+_TEXT_ARGS = ("value", "pattern")
+
+
+def typed_text_argument(spec: AssertSpec) -> tuple[str, str] | None:
+    """For a text op, the argument YAML typed as something other than text and what it made
+    of it (``('value', 'the number 3.1')``), else None. List items count (contains-any)."""
+    if spec.op not in TEXT_OPS:
+        return None
+    for name in _TEXT_ARGS:
+        if name not in spec.args:
+            continue
+        value = spec.args[name]
+        items = value if isinstance(value, list) and spec.op in _LIST_OPS else [value]
+        for item in items:
+            typed = yaml_typed(item)
+            if typed is not None:
+                return name, typed
+    return None
+
+
+_LIST_OPS = frozenset({"contains-any", "contains-all"})
+
+
 def find_date(value: Any) -> str | None:
     """The first date or time inside ``value`` (YAML makes one of an unquoted 2024-01-01)."""
     stack = [value]
@@ -142,6 +170,15 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
         return spec
     if isinstance(raw, Mapping):
         data = dict(raw)
+        for key in data:
+            if not isinstance(key, str):
+                # {1: x} or YAML's `yes:` (true): sorting or naming such keys later fails.
+                raise GoldenError(
+                    f"an assert's keys must be text; YAML read {key!r} as "
+                    f"{yaml_typed(key) or type(key).__name__}: quote it",
+                    source=source,
+                    field=field,
+                )
         if not _ARG_ALIASES.keys().isdisjoint(data):
             data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in data.items()}
         if "op" in data or "type" in data:

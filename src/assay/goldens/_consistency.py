@@ -1,8 +1,9 @@
 """``--self-test``: each golden's asserts run against its own ``expected``.
 
 A golden whose expected answer fails its own asserts is inconsistent (the golden is wrong, or its
-asserts are). Goldens that do not say where they came from (no ``## Origin`` section) are warned
-about, never failed.
+asserts are). Goldens that do not say where they came from (no ``## Origin`` section), and
+frontmatter keys that are no field of assay's (kept as metadata; perhaps another tool's, perhaps a
+typo), are warned about, never failed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
-from assay.goldens._model import Golden
+from assay.goldens._model import Golden, unknown_fields
 
 
 @dataclass(slots=True)
@@ -28,6 +29,7 @@ class SelfTestReport:
     inconsistent: list[Inconsistency] = field(default_factory=list)
     no_expected: list[str] = field(default_factory=list)
     no_origin: list[str] = field(default_factory=list)
+    unknown_fields: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -42,6 +44,7 @@ class SelfTestReport:
             ],
             "no_expected": list(self.no_expected),
             "no_origin": list(self.no_origin),
+            "unknown_fields": {k: list(v) for k, v in self.unknown_fields.items()},
             "ok": self.ok,
         }
 
@@ -51,6 +54,9 @@ def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) ->
     for golden in goldens:
         if not golden.has_origin:
             report.no_origin.append(golden.id)
+        unknown = unknown_fields(golden) if golden.fields else None
+        if unknown:
+            report.unknown_fields[golden.id] = unknown
         if not golden.asserts:
             continue
         if not golden.has_expected:

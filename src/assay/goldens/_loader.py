@@ -8,9 +8,9 @@ from importlib import resources
 from pathlib import Path
 
 from assay.errors import GoldenError
-from assay.goldens._markdown import parse_markdown
+from assay.goldens._markdown import decode_utf8, parse_markdown, split_frontmatter
 from assay.goldens._model import Golden, build_golden
-from assay.goldens._records import iter_jsonl, iter_yaml_list
+from assay.goldens._records import iter_jsonl, iter_yaml_list, with_line
 from assay.io import read_bytes, require_regular_file
 from assay.vocabulary import TIERS, Tier
 
@@ -72,20 +72,32 @@ def _folder_tier(path: Path) -> Tier | None:
     return parent if parent in TIERS else None
 
 
-def iter_file(path: Path) -> Iterator[Golden]:
-    """The goldens held by one file."""
+def iter_file(path: Path, *, strict: bool = False) -> Iterator[Golden]:
+    """The goldens held by one file (``strict``: every unknown frontmatter key is an error)."""
     tier = _folder_tier(path)
     name = path.name
     if name.endswith(_JSONL):
-        yield from iter_jsonl(path, tier)
+        yield from iter_jsonl(path, tier, strict=strict)
     elif name.endswith(_YAML):
-        yield from iter_yaml_list(path, tier)
+        yield from iter_yaml_list(path, tier, strict=strict)
     else:
         source = str(path)
-        front, has_origin = parse_markdown(read_bytes(path, GoldenError), source)
-        yield build_golden(
-            front, source=source, default_id=path.stem, folder_tier=tier, has_origin=has_origin
-        )
+        data = read_bytes(path, GoldenError)
+        front, has_origin = parse_markdown(data, source)
+        try:
+            golden = build_golden(
+                front,
+                source=source,
+                default_id=path.stem,
+                folder_tier=tier,
+                has_origin=has_origin,
+                strict=strict,
+            )
+        except GoldenError as exc:
+            # The frontmatter starts on the file's second line.
+            front_text = split_frontmatter(decode_utf8(data, source), source)[0]
+            raise with_line(exc, front_text, line_offset=1) from None
+        yield golden
 
 
 def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
@@ -103,9 +115,9 @@ def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
         yield golden
 
 
-def iter_goldens(root: Path | str) -> Iterator[Golden]:
+def iter_goldens(root: Path | str, *, strict: bool = False) -> Iterator[Golden]:
     """Stream every golden under ``root`` in sorted file order, ids checked for duplicates."""
-    return unique(g for path in discover(Path(root)) for g in iter_file(path))
+    return unique(g for path in discover(Path(root)) for g in iter_file(path, strict=strict))
 
 
 def packaged_root() -> Path:
@@ -113,17 +125,20 @@ def packaged_root() -> Path:
     return Path(str(resources.files("assay").joinpath("data", "goldens")))
 
 
-def load_suite(project_root: Path | None, tiers: Iterable[Tier] | None = None) -> list[Golden]:
+def load_suite(
+    project_root: Path | None, tiers: Iterable[Tier] | None = None, *, strict: bool = False
+) -> list[Golden]:
     """The project's goldens, plus the packaged defaults of each tier the project lacks.
 
     Args:
         project_root: the project's goldens folder (may not exist: then packaged only).
         tiers: only these tiers (all when None).
+        strict: every unknown frontmatter key is an error (``strict = true`` in the config).
     """
     wanted = set(tiers) if tiers else set(TIERS)
     own: list[Golden] = []
     if project_root is not None and project_root.exists():
-        own = list(iter_goldens(project_root))
+        own = list(iter_goldens(project_root, strict=strict))
     present = {g.tier for g in own}
     packaged = [g for g in iter_goldens(packaged_root()) if g.tier not in present]
     return [g for g in unique([*own, *packaged]) if g.tier in wanted]

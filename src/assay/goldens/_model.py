@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.asserts import AssertSpec, parse_assert
-from assay.asserts._spec import find_date
+from assay.asserts._spec import TEXT_OPS, find_date, typed_text_argument
 from assay.errors import GoldenError
 from assay.validate import is_number
 from assay.vocabulary import TIERS, Tier
@@ -84,6 +84,11 @@ class Golden:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
+def unknown_fields(golden: Golden) -> list[str]:
+    """The golden's frontmatter keys that are no field of assay's (kept as metadata)."""
+    return [str(k) for k in golden.fields if k not in KNOWN_FIELDS]
+
+
 def build_golden(
     data: Any,
     *,
@@ -91,8 +96,12 @@ def build_golden(
     default_id: str | None,
     folder_tier: Tier | None,
     has_origin: bool = False,
+    strict: bool = False,
 ) -> Golden:
     """Validate one golden's fields and build it.
+
+    A key near a known field (``assert``) is always an error; any other unknown key is kept in
+    ``fields`` as metadata, or with ``strict`` is an error too.
 
     Raises:
         GoldenError: naming ``source`` and the field at fault.
@@ -107,6 +116,12 @@ def build_golden(
         if meant is not None:
             raise GoldenError(
                 f"unknown field {key!r}: did you mean {meant!r}?", source=source, field=str(key)
+            )
+        if strict:
+            raise GoldenError(
+                f"unknown field {key!r} (strict = true in the config: every field must be known)",
+                source=source,
+                field=str(key),
             )
     raw_id = data.pop("id", default_id)
     if isinstance(raw_id, int) and not isinstance(raw_id, bool):
@@ -129,6 +144,16 @@ def build_golden(
     asserts = tuple(
         parse_assert(a, source=source, field=f"asserts[{i}]") for i, a in enumerate(raw_asserts)
     )
+    for i, spec in enumerate(asserts):
+        typed = typed_text_argument(spec) if spec.op in TEXT_OPS else None
+        if typed is not None:
+            name, what = typed
+            raise GoldenError(
+                f"YAML read the {name} of '{spec.full_op}' as {what}: quote it "
+                f'({name}: "...") to test the text you wrote',
+                source=source,
+                field=f"asserts[{i}].{name}",
+            )
     threshold = data.pop("threshold", DEFAULT_THRESHOLD)
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise GoldenError(

@@ -5,25 +5,52 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay._yaml import yaml_load
+from assay._yaml import field_line, yaml_load
 from assay.errors import GoldenError
 from assay.goldens._model import Golden, build_golden
 from assay.io import iter_jsonl_objects, read_text
 from assay.vocabulary import Tier
 
 
-def iter_jsonl(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
-    """Stream goldens from a JSONL file, one line at a time."""
+def with_line(
+    exc: GoldenError, text: str, *, item: int | None = None, line_offset: int = 0
+) -> GoldenError:
+    """``exc`` with the line of its field in ``text`` added to its source (``file:12``), when
+    the field can be found there; only the error path pays for finding it."""
+    line = None
+    if exc.field is not None:
+        line = field_line(text, exc.field, item=item, line_offset=line_offset)
+    if line is None or exc.source is None:
+        return exc
+    source = exc.source if item is None else exc.source.rpartition("[")[0]
+    return GoldenError(exc.message, source=f"{source}:{line}", field=exc.field)
+
+
+def iter_jsonl(path: Path, folder_tier: Tier | None, *, strict: bool = False) -> Iterator[Golden]:
+    """Stream goldens from a JSONL file, one line at a time (sources are ``file:line``)."""
     for source, data in iter_jsonl_objects(path, GoldenError):
-        yield build_golden(data, source=source, default_id=None, folder_tier=folder_tier)
+        yield build_golden(
+            data, source=source, default_id=None, folder_tier=folder_tier, strict=strict
+        )
 
 
-def iter_yaml_list(path: Path, folder_tier: Tier | None) -> Iterator[Golden]:
+def iter_yaml_list(
+    path: Path, folder_tier: Tier | None, *, strict: bool = False
+) -> Iterator[Golden]:
     """Goldens from a YAML file holding a list of mappings."""
-    data = yaml_load(read_text(path, GoldenError), str(path))
+    text = read_text(path, GoldenError)
+    data = yaml_load(text, str(path))
     if not isinstance(data, list):
         raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
     for index, item in enumerate(data):
-        yield build_golden(
-            item, source=f"{path}[{index}]", default_id=None, folder_tier=folder_tier
-        )
+        try:
+            golden = build_golden(
+                item,
+                source=f"{path}[{index}]",
+                default_id=None,
+                folder_tier=folder_tier,
+                strict=strict,
+            )
+        except GoldenError as exc:
+            raise with_line(exc, text, item=index) from None
+        yield golden

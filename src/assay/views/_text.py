@@ -213,6 +213,12 @@ def render_self_test(report: SelfTestReport) -> str:
         lines.append(
             f"  warning       {golden_id}: no '## Origin' section (say where it came from)"
         )
+    for golden_id, keys in report.unknown_fields.items():
+        names = ", ".join(repr(k) for k in keys)
+        lines.append(
+            f"  warning       {golden_id}: unknown field(s) {names} kept as metadata"
+            " (strict = true in the config makes them errors)"
+        )
     lines.append(
         "self-test: OK"
         if report.ok
