@@ -272,7 +272,7 @@ def test_config_error_is_assay_error() -> None:
             "golden = 'x'",
             "golden",
             "unknown setting (known: baseline, bench, goldens, judge, min_pass_rate, "
-            "regex_timeout_s, similarity, strict)",
+            "regex_timeout_s, schemas, similarity, strict)",
         ),
     ],
 )
@@ -484,3 +484,16 @@ def test_pyproject_judge_and_bench(tmp_path: Path) -> None:
     assert config.judge.source == config.source
     assert config.source is not None and str(path) in config.source
     assert dict(config.bench) == {"cost_baseline_usd": 0.25}
+
+
+def test_the_contracts_example_config_is_valid(tmp_path: Path) -> None:
+    # docs/contract.md shows every key in one assay.toml; it must load as written.
+    text = (Path(__file__).parents[1] / "docs" / "contract.md").read_text(encoding="utf-8")
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert "strict" in block and "[schemas]" in block
+    write(tmp_path / "assay.toml", block)
+    config = load_config(tmp_path)
+    assert config.strict is False
+    assert config.schemas == {
+        "https://example.com/address.json": tmp_path / "schemas" / "address.json"
+    }

@@ -30,6 +30,7 @@ _TOP_KEYS: Final = (
     "regex_timeout_s",
     "min_pass_rate",
     "strict",
+    "schemas",
     "judge",
     "bench",
 )
@@ -65,6 +66,8 @@ class Config:
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2).
+        schemas: remote JSON Schema URIs a ``$ref`` may name, each served from a local file
+            (``[schemas]``; nothing is ever fetched).
         strict: every unknown golden frontmatter key is an error (by default only near misses
             of a known field are; other keys are kept as metadata).
         judge: the validated [judge] block.
@@ -79,6 +82,7 @@ class Config:
     regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
     strict: bool = False
+    schemas: Mapping[str, Path] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     bench: Mapping[str, float] = field(default_factory=dict)
     source: str | None = None
@@ -139,6 +143,23 @@ def _bench(value: Any, source: str) -> dict[str, float]:
     }
 
 
+def _schemas(value: Any, source: str) -> dict[str, str]:
+    """``[schemas]``: absolute URI -> file (relative to the project root)."""
+    block = validate.table(value, source=source, field="schemas")
+    out: dict[str, str] = {}
+    for uri, path in block.items():
+        field_name = f'schemas."{uri}"'
+        scheme, sep, rest = uri.partition("://")
+        if not sep or not scheme.isalpha() or not rest:
+            raise ConfigError(
+                "a registered schema's key must be an absolute URI (https://...)",
+                source=source,
+                field=field_name,
+            )
+        out[uri.rstrip("#")] = validate.string(path, source=source, field=field_name)
+    return out
+
+
 def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     """Every key of the block, validated and converted."""
     validate.known_keys(dict(raw), _TOP_KEYS, source=source)
@@ -158,6 +179,8 @@ def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         )
     if "strict" in raw:
         out["strict"] = validate.boolean(raw["strict"], source=source, field="strict")
+    if "schemas" in raw:
+        out["schemas"] = _schemas(raw["schemas"], source)
     if "judge" in raw:
         out["judge"] = _judge(raw["judge"], source)
     if "bench" in raw:
@@ -202,6 +225,7 @@ def load_config(root: Path | None = None) -> Config:
         regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
         min_pass_rate=settings.get("min_pass_rate"),
         strict=settings.get("strict", False),
+        schemas={uri: root / p for uri, p in settings.get("schemas", {}).items()},
         judge=settings.get("judge", JudgeSettings(source=source)),
         bench=settings.get("bench", {}),
         source=source,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from assay import baseline as baseline_mod
-from assay.asserts import CheckContext, as_text
+from assay.asserts import as_text
 from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
 from assay.config import Config
 from assay.errors import ConfigError
@@ -25,6 +25,7 @@ from assay.results import (
     results_document,
     summarize_by_candidate,
 )
+from assay.schemas import check_context
 from assay.similarity import get_backend
 
 Mode = Literal["report", "write-baseline", "check"]
@@ -177,7 +178,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
-    ctx = CheckContext(regex_timeout=config.regex_timeout_s)
+    ctx = check_context(config)
     judging = options.judge or config.judge.verified
     # Per (candidate, golden): one result per repeat, and the outputs the judge may need.
     per_pair: list[list[Result]] = []

@@ -13,10 +13,10 @@ from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run, save_run
 from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import load_telemetry
-from assay.asserts import CheckContext
 from assay.config import Config
 from assay.errors import AssayError
 from assay.goldens import Golden, iter_goldens, load_suite
+from assay.schemas import check_context
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 
@@ -102,7 +102,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         tiers=tiers,
         settings=config.bench,
         attestation_check=checker,
-        ctx=CheckContext(regex_timeout=config.regex_timeout_s),
+        ctx=check_context(config),
     )
     # The tasks and their telemetry are scored: let their memory serve the document (a large
     # run's peak is all three at once otherwise).

@@ -140,13 +140,11 @@ def run_command(
         progress=fmt == "text" and output is None,
     )
     if self_test:
-        from assay.asserts import CheckContext
         from assay.goldens import self_test as run_self_test
+        from assay.schemas import check_context
         from assay.views._text import render_self_test
 
-        report = run_self_test(
-            load_selected(options, config), CheckContext(regex_timeout=config.regex_timeout_s)
-        )
+        report = run_self_test(load_selected(options, config), check_context(config))
         emit(dump_json(report.to_dict()) if fmt == "json" else render_self_test(report), output)
         return 0 if report.ok else 1
     run = run_gate(options, config)

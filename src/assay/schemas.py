@@ -1,0 +1,56 @@
+"""Remote JSON Schemas a project registers explicitly (``[schemas]`` in the config), served from
+local files: the only way a ``$ref`` to an ``https://`` URI resolves, since assay never fetches
+one. The registry is built once per run, when the config names schemas at all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from assay.config import Config
+from assay.errors import ConfigError
+
+
+def _contents(path: Path, uri: str, source: str | None) -> Any:
+    """The schema in ``path``: JSON, or YAML for a ``.yaml`` / ``.yml`` file."""
+    from assay._yaml import yaml_load
+    from assay.io import read_json, read_text
+
+    if path.suffix.lower() in (".yaml", ".yml"):
+        value = yaml_load(read_text(path, ConfigError), str(path), error=ConfigError)
+    else:
+        value = read_json(path, ConfigError)
+    if not isinstance(value, dict | bool):
+        raise ConfigError(
+            f"the schema in {path} must be an object or a boolean",
+            source=source,
+            field=f'schemas."{uri}"',
+        )
+    return value
+
+
+def registered_registry(schemas: Mapping[str, Path], source: str | None) -> Any:
+    """The offline registry plus each registered schema under its URI.
+
+    Raises:
+        ConfigError: a registered file is missing, unreadable or not a schema.
+    """
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
+    from assay.asserts._schema import offline_registry
+
+    resources = [
+        (uri, Resource.from_contents(_contents(path, uri, source), DRAFT202012))
+        for uri, path in schemas.items()
+    ]
+    return offline_registry().with_resources(resources)
+
+
+def check_context(config: Config) -> Any:
+    """The CheckContext of a run under ``config``: its regex budget and registered schemas."""
+    from assay.asserts import CheckContext
+
+    registry = registered_registry(config.schemas, config.source) if config.schemas else None
+    return CheckContext(regex_timeout=config.regex_timeout_s, schema_registry=registry)
