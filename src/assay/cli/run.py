@@ -118,6 +118,7 @@ def run_command(
         )
         view = outcome.view()
         emit(render(fmt, view), output)
+        _verdict_to_stderr(view, output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render("markdown", view))
         return 0
@@ -150,6 +151,16 @@ def run_command(
     run = run_gate(options, config)
     document = run.to_dict()
     emit(render(fmt, document, run.content()), output)
+    _verdict_to_stderr(document, output)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         append_step_summary(render("markdown", document))
     return run.exit_code
+
+
+def _verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
+    """With ``--output`` stdout is empty: the verdict and the regressions go to stderr."""
+    if output is None:
+        return
+    from assay.views._text import render_verdict
+
+    click.echo(render_verdict(document, str(output)), err=True, nl=False)

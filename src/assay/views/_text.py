@@ -152,6 +152,19 @@ def _gate_lines(document: Document, multi: bool) -> list[str]:
     return lines
 
 
+def render_verdict(document: Document, written_to: str) -> str:
+    """What stderr gets when the report went to a file: where it went, each candidate's
+    summary, and the baseline check with its regressions and the gate's verdict. A CI log must
+    show the verdict whatever ``--output`` captured."""
+    ranked = candidates(document)
+    multi = len(ranked) > 1
+    lines = [f"assay: report written to {written_to}"]
+    lines.extend((f"{s['candidate']}: " if multi else "") + summary_line(s) for s in ranked)
+    lines.extend(composite_lines(document["summary"]))
+    lines.extend(one_line(line) for line in _gate_lines(document, multi))
+    return "\n".join(lines) + "\n"
+
+
 def render_text(document: Document) -> str:
     """Any run as text: rows per candidate, summaries, the matrix and ranking when there are
     several candidates, the composite of an agent run, notes, the baseline check and verdict."""
