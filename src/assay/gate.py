@@ -15,7 +15,7 @@ from assay import baseline as baseline_mod
 from assay.asserts import as_text
 from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
 from assay.config import Config
-from assay.errors import ConfigError
+from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
 from assay.outputs import load_outputs
 from assay.results import (
@@ -173,6 +173,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         AssayError: for any bad input (goldens, outputs, baseline, config).
     """
     goldens = load_selected(options, config)
+    if not goldens:
+        _nothing_selected(options, config)
     by_id = {g.id: g for g in goldens}
     outputs, stats = _outputs(options, config, goldens, by_id)
     backend_name = options.similarity or config.similarity
@@ -238,6 +240,21 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
                     f"min_pass_rate {config.min_pass_rate:.1%}"
                 )
     return run
+
+
+def _nothing_selected(options: GateOptions, config: Config) -> None:
+    """A run of no goldens proves nothing: a gate over it must not say "passed".
+
+    Raises:
+        GoldenError: always, naming where the goldens were looked for and the tiers.
+    """
+    where = "the packaged example" if options.example else str(options.path or config.goldens)
+    tiers = f" of tier {', '.join(options.tiers)}" if options.tiers else ""
+    raise GoldenError(
+        f"no goldens{tiers} selected: a run of nothing cannot pass or fail",
+        source=where,
+        field="--tier" if options.tiers else None,
+    )
 
 
 def _baseline_step(
