@@ -598,4 +598,5 @@ def test_equals_null_asserts_a_json_null_output() -> None:
     assert run_assert(spec, OutputView(None, text=False)).passed is True
     failed = run_assert(spec, OutputView("x"))
     assert failed.passed is False
-    assert failed.reason == "output does not equal the expected value"
+    assert (failed.reason or "").startswith("output does not equal the expected value")
+    assert failed.evidence == {"reason": "not_json"}

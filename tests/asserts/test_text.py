@@ -26,17 +26,19 @@ def assert_failed(result: CheckResult) -> None:
 # --------------------------------------------------------------------------- equals
 
 
-def test_equals_string_is_exact() -> None:
+def test_equals_string_is_exact_but_for_surrounding_whitespace() -> None:
     assert check("equals:Paris", "Paris").passed is True
     assert_failed(check("equals:Paris", "paris"))
-    assert_failed(check("equals:Paris", "Paris\n"))
-    assert_failed(check("equals:Paris", " Paris"))
+    assert check("equals:Paris", "Paris\n").passed is True  # WikiEval strips both sides
+    assert check("equals:Paris", " Paris").passed is True
     assert_failed(check("equals:Paris", "Paris."))
+    assert_failed(check("equals:Paris", "Par is"))
 
 
 def test_equals_empty_string() -> None:
     assert check({"op": "equals", "value": ""}, "").passed is True
-    assert_failed(check({"op": "equals", "value": ""}, " "))
+    assert check({"op": "equals", "value": ""}, " ").passed is True
+    assert_failed(check({"op": "equals", "value": ""}, " x"))
 
 
 def test_equals_json_text_against_json_value() -> None:

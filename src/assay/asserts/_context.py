@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from assay.asserts._result import ArgumentProblem
+
 _UNPARSED = object()
+_UNRENDERED = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,15 +31,39 @@ DEFAULT_CONTEXT = CheckContext()
 
 
 class OutputView:
-    """A candidate output plus its JSON parse, computed lazily and once."""
+    """A candidate output plus its JSON parse and its text form, each computed lazily and once."""
 
-    __slots__ = ("_json", "raw")
+    __slots__ = ("_json", "_text", "is_text", "raw")
 
     def __init__(self, raw: Any, *, text: bool = True):
         """``text=True``: a string output is text that may hold JSON (parsed on demand);
-        ``text=False``: the output is already a JSON value, strings included."""
+        ``text=False``: the output is already a JSON value, strings included.
+
+        ``is_text`` is True for the first case only: ``equals`` compares such an output as text
+        and any other output as a JSON value (the value at a pointer is one)."""
         self.raw = raw
-        self._json: Any = _UNPARSED if text and isinstance(raw, str) else raw
+        self.is_text = text and isinstance(raw, str)
+        self._json: Any = _UNPARSED if self.is_text else raw
+        if not self.is_text and not _json_shaped(raw):
+            self._json = _NOT_JSON  # a set, bytes, NaN, ... handed in through the Python API
+        self._text: Any = raw if isinstance(raw, str) else _UNRENDERED
+
+    def text(self) -> str:
+        """The text ops' view of the output: a string as it is, a JSON value as compact JSON.
+
+        Raises:
+            ArgumentProblem: the output is a Python value with no JSON form (a set, bytes, a
+                cycle); such an output cannot be judged, so the check fails closed.
+        """
+        if self._text is _UNRENDERED:
+            try:
+                self._text = as_text(self.raw)
+            except (TypeError, ValueError, RecursionError):
+                raise ArgumentProblem(
+                    f"the output ({type(self.raw).__name__}) is neither text nor a JSON value",
+                    {"reason": "not_json"},
+                ) from None
+        return self._text  # type: ignore[no-any-return]
 
     def as_json(self) -> tuple[bool, Any]:
         """Return ``(True, value)`` when the output is JSON (a JSON value or JSON text)."""
@@ -50,6 +78,15 @@ class OutputView:
 
 
 _NOT_JSON = object()
+_JSON_TYPES = (str, dict, list, int, bool, type(None))
+
+
+def _json_shaped(value: Any) -> bool:
+    """Whether ``value`` is a JSON value at its top level (a cheap O(1) test; what is nested
+    inside a list or a mapping is not walked on the hot path)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, _JSON_TYPES)
 
 
 def _reject_constant(name: str) -> Any:
@@ -67,10 +104,50 @@ def strict_json_loads(text: str) -> Any:
 
 
 def as_text(value: Any) -> str:
-    """Text form of a value: strings as they are, JSON values as compact JSON."""
+    """Text form of a value: strings as they are, JSON values as compact JSON (a non-finite
+    number as ``Infinity`` / ``-Infinity`` / ``NaN``, never Python's ``inf``)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def is_nan(value: Any) -> bool:
+    """NaN equals nothing, itself included: as an assert argument it would make the op fail
+    on every output and its negation pass on every output, so it is a bad argument."""
+    return isinstance(value, float) and math.isnan(value)
+
+
+def json_value_problem(value: Any, depth: int = 0) -> str | None:
+    """Why ``value`` is not a JSON value (NaN, a non-string key, a set, ...), or None.
+
+    An expected value that is not JSON could never equal a JSON output, or would equal a
+    Python one only by accident, so ``equals`` treats it as a bad argument.
+    """
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return "NaN is not a JSON value" if math.isnan(value) else None
+    if depth > _MAX_DEPTH:
+        return "the value is nested too deeply"
+    if isinstance(value, list):
+        for item in value:
+            problem = json_value_problem(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"the key {key!r} is not a string"
+            problem = json_value_problem(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return f"a {type(value).__name__} is not a JSON value"
+
+
+# Deeper than any JSON parser assay uses would accept; keeps the walk off the recursion limit.
+_MAX_DEPTH = 512
 
 
 _NUMBER = (int, float)

@@ -208,8 +208,61 @@ def find_op(op: str) -> OpEntry | None:
 _IGNORED_ARGS = frozenset({"description", "name"})
 
 
-def _failed(spec: AssertSpec, reason: str, evidence: dict[str, Any] | None = None) -> CheckResult:
-    return CheckResult(spec.text, spec.full_op, False, reason, evidence)
+def _spec_text(spec: AssertSpec) -> str:
+    """The assert's text; its op when the text cannot be rendered (a value that is no JSON,
+    such as a set, built in Python), so a result can always be made."""
+    try:
+        return spec.text
+    except (TypeError, ValueError, RecursionError):
+        return spec.full_op
+
+
+def _failed(spec: AssertSpec, reason: str, evidence: dict[str, Any]) -> CheckResult:
+    return CheckResult(_spec_text(spec), spec.full_op, False, reason, evidence)
+
+
+def _passed(spec: AssertSpec) -> CheckResult:
+    try:
+        return spec.passed
+    except (TypeError, ValueError, RecursionError):
+        return CheckResult(spec.full_op, spec.full_op, True)
+
+
+def _unknown_args(spec: AssertSpec, accepted: frozenset[str]) -> list[str]:
+    unknown = [k for k in spec.args if k not in accepted and k != "path" and k not in _IGNORED_ARGS]
+    # str(): a mapping built in Python may mix int and str keys, which sorted() cannot order.
+    return sorted(map(str, unknown)) if unknown else unknown
+
+
+def _view_at_path(spec: AssertSpec, output: OutputView) -> OutputView | CheckResult:
+    """The value at the assert's ``path`` as a JSON value, or the failed check saying why."""
+    path = spec.args.get("path")
+    if path is None:
+        return output
+    if not isinstance(path, str):
+        reason = "argument 'path' must be a JSON Pointer string"
+        return _failed(spec, reason, {"reason": "invalid_pointer", "path": _safe_str(path)})
+    ok, document = output.as_json()
+    if not ok:
+        return _failed(
+            spec,
+            f"output is not JSON, so path {path} cannot be read",
+            {"reason": "not_json", "path": path},
+        )
+    try:
+        found = resolve(document, path)
+    except PointerSyntaxError as exc:
+        return _failed(spec, str(exc), {"reason": "invalid_pointer", "path": path})
+    if found is MISSING:
+        return _failed(spec, f"no value at {path}", {"reason": "missing_pointer", "path": path})
+    return OutputView(found, text=False)
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        return _short_repr(value)
+    except Exception:
+        return type(value).__name__
 
 
 def run_assert(
@@ -218,7 +271,7 @@ def run_assert(
     """Run one assert on one output. Never raises for a bad assert: it fails closed.
 
     An unknown op, a bad argument, or a plugin op that raises or returns nonsense is a failed
-    check (negated or not).
+    check (negated or not). Every failed check has evidence with a ``reason``.
 
     Raises:
         PluginError: the op names an installed plugin that cannot load. That is a broken
@@ -234,28 +287,16 @@ def run_assert(
         )
         return _failed(spec, f"unknown op '{spec.full_op}'{hint}", {"reason": "unknown_op"})
     handler, accepted = entry
-    unknown = [k for k in spec.args if k not in accepted and k != "path" and k not in _IGNORED_ARGS]
+    unknown = _unknown_args(spec, accepted)
     if unknown:
-        return _failed(spec, f"unknown argument(s) {sorted(unknown)} for op '{spec.op}'")
-    view = output
-    path = spec.args.get("path")
-    if path is not None:
-        if not isinstance(path, str):
-            return _failed(spec, "argument 'path' must be a JSON Pointer string")
-        ok, document = output.as_json()
-        if not ok:
-            return _failed(
-                spec,
-                f"output is not JSON, so path {path} cannot be read",
-                {"reason": "not_json", "path": path},
-            )
-        try:
-            found = resolve(document, path)
-        except PointerSyntaxError as exc:
-            return _failed(spec, str(exc), {"reason": "invalid_pointer", "path": path})
-        if found is MISSING:
-            return _failed(spec, f"no value at {path}", {"reason": "missing_pointer", "path": path})
-        view = OutputView(found, text=False)
+        return _failed(
+            spec,
+            f"unknown argument(s) {unknown} for op '{spec.op}'",
+            {"reason": "unknown_argument", "arguments": unknown},
+        )
+    view = _view_at_path(spec, output)
+    if isinstance(view, CheckResult):
+        return view
     try:
         passed, reason, evidence = handler(view, spec.args, ctx)
     except ArgumentProblem as problem:
@@ -267,7 +308,13 @@ def run_assert(
                 f"output satisfies '{spec.op}', which this assert forbids",
                 {"reason": "negated"},
             )
-        return spec.passed
+        return _passed(spec)
     if passed:
-        return spec.passed
-    return CheckResult(spec.text, spec.full_op, False, reason, evidence)
+        return _passed(spec)
+    return CheckResult(
+        _spec_text(spec),
+        spec.full_op,
+        False,
+        reason or f"output does not satisfy '{spec.op}'",
+        evidence or {"reason": "check_failed"},
+    )
