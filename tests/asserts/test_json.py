@@ -430,6 +430,8 @@ def test_attribute_equality_numbers() -> None:
         "reason": "attribute_mismatch",
         "left_path": "/a",
         "right_path": "/b",
+        "left": 1,
+        "right": 2,
     }
 
 

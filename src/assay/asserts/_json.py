@@ -8,39 +8,65 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
-from assay.asserts._context import CheckContext, OutputView, json_equal
+from assay.asserts._context import CheckContext, OutputView, json_equal, strict_json_loads
 from assay.asserts._pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
 from assay.asserts._result import ArgumentProblem, Outcome
 from assay.asserts._schema import compile_schema, validator_issues
 from assay.asserts._text import need
+from assay.errors import AssayError
 
 # contains-json tries a decode at each '{' or '['; this caps the work on huge outputs.
 _MAX_JSON_STARTS = 2000
 
 
+class _SchemaTextError(AssayError):
+    """A schema written as text that is neither JSON nor YAML."""
+
+
+@lru_cache(maxsize=1024)
+def _parse_schema_text(text: str) -> Any:
+    """A schema written as JSON text or, as promptfoo allows, YAML text. Cached: the same
+    schema text is read for every output of a suite (the result is only ever read)."""
+    try:
+        return strict_json_loads(text)  # JSON first: YAML 1.1 would read 1e3 as a string
+    except (ValueError, RecursionError):
+        pass
+    from assay._yaml import yaml_load  # only a schema written as YAML needs the YAML loader
+
+    try:
+        schema = yaml_load(text, "the schema", error=_SchemaTextError)
+    except _SchemaTextError as exc:
+        raise ArgumentProblem(f"the schema is neither JSON nor YAML: {exc.message}") from None
+    if not isinstance(schema, dict | bool):
+        raise ArgumentProblem(
+            f"the schema text reads as a {type(schema).__name__}, not a mapping or a boolean"
+        )
+    return schema
+
+
 def _schema_arg(args: Mapping[str, Any], ctx: CheckContext) -> Any:
-    """The validator for the schema argument (parsed if written as JSON text)."""
+    """The validator for the schema argument (parsed if written as JSON or YAML text)."""
     schema = args.get("schema", args.get("value"))
     if schema is None:
         raise ArgumentProblem("missing argument 'value' (the schema)")
     if isinstance(schema, str):
-        try:
-            schema = json.loads(schema)
-        except ValueError as exc:
-            raise ArgumentProblem(f"the schema is not valid JSON: {exc}") from None
+        schema = _parse_schema_text(schema)
     return compile_schema(schema, ctx.schema_registry)
 
 
 def op_is_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     ok, _ = view.as_json()
-    return ok, None if ok else "output is not valid JSON", None
+    if ok:
+        return True, None, None
+    return False, "output is not valid JSON", {"reason": "not_json"}
 
 
 def _embedded_json(text: str) -> Iterator[Any]:
     """Every JSON object or array embedded in ``text``, left to right (bounded work)."""
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = _EMBEDDED_DECODER
     starts = 0
     i = 0
     while starts < _MAX_JSON_STARTS:
@@ -63,6 +89,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# One decoder for every output (building one per call cost time on large suites).
+_EMBEDDED_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     has_schema = args.get("schema", args.get("value")) is not None
     validator = _schema_arg(args, ctx) if has_schema else None
@@ -83,7 +113,7 @@ def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContex
         if first_issues is None:
             first_issues = issues
     if first_issues is None:
-        return False, "output contains no JSON object or array", None
+        return False, "output contains no JSON object or array", {"reason": "no_json_found"}
     evidence = {"reason": "schema_validation_failed", "issues": first_issues}
     return False, "no embedded JSON satisfies the schema", evidence
 
@@ -133,5 +163,12 @@ def op_attribute_equality(view: OutputView, args: Mapping[str, Any], ctx: CheckC
             )
     if json_equal(left, right):
         return True, None, None
-    evidence = {"reason": "attribute_mismatch", "left_path": left_path, "right_path": right_path}
+    # Both values, as the TypeScript helper reports them (run records drop evidence).
+    evidence = {
+        "reason": "attribute_mismatch",
+        "left_path": left_path,
+        "right_path": right_path,
+        "left": left,
+        "right": right,
+    }
     return False, f"{left_path} differs from {right_path}", evidence
