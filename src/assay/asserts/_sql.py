@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from functools import cache
+from typing import Any, Final
 
-from assay.asserts._context import CheckContext, OutputView, as_text
+from assay.asserts._context import CheckContext, OutputView
 from assay.asserts._result import ArgumentProblem, Outcome
 
 _LEADING = frozenset(
@@ -56,20 +57,30 @@ _WORD_SPLIT = re.compile(r"[\s()]+")
 
 
 def op_is_sql_ish(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    text = as_text(view.raw).strip()
+    text = view.text().strip()
     words = [w for w in _WORD_SPLIT.split(text, maxsplit=4096) if w]
     if not words or words[0].upper().rstrip(";") not in _LEADING:
-        return False, "output does not start with a SQL statement keyword", None
+        reason = "output does not start with a SQL statement keyword"
+        return False, reason, {"reason": "no_sql_keyword"}
     has_clause = any(w.upper().rstrip(",;") in _CLAUSES for w in words[1:4096])
     if has_clause or text.endswith(";"):
         return True, None, None
-    return False, "output has a SQL keyword but no clause or trailing ';'", None
+    reason = "output has a SQL keyword but no clause or trailing ';'"
+    return False, reason, {"reason": "no_sql_clause"}
 
 
+# The dialect when the assert names none. sqlglot's own default reads a backtick as an ordinary
+# character, so it accepted an unterminated `employees and rejected MySQL's matched backticks;
+# SQLite reads `x` as an identifier (as MySQL does), "x" as one too (as standard SQL does),
+# and passes the postgres / ANSI queries of the tests (casts with ::, RETURNING, FILTER, ...).
+DEFAULT_DIALECT: Final = "sqlite"
+
+
+@cache
 def _statement_types() -> tuple[type, ...]:
     from sqlglot import exp
 
-    return (
+    kinds: list[type] = [
         exp.Query,
         exp.DML,
         exp.DDL,
@@ -83,30 +94,50 @@ def _statement_types() -> tuple[type, ...]:
         exp.Describe,
         exp.Use,
         exp.Set,
-    )
+    ]
+    # Statements newer sqlglot versions parse into nodes of their own instead of a Command
+    # (TRUNCATE, GRANT, ...); getattr: an older sqlglot may lack some of them.
+    for name in ("TruncateTable", "Grant", "Revoke", "Analyze", "Comment", "Pragma"):
+        kind = getattr(exp, name, None)
+        if isinstance(kind, type):
+            kinds.append(kind)
+    return tuple(kinds)
 
 
-def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+@cache
+def _quiet_sqlglot() -> None:
     import logging
-
-    import sqlglot
-    from sqlglot.errors import ErrorLevel, SqlglotError
 
     # sqlglot logs warnings that quote the SQL it parses; outputs must never reach a log.
     logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
-    dialect = args.get("dialect") or args.get("value") or None
-    if dialect is not None:
-        if not isinstance(dialect, str):
-            raise ArgumentProblem("argument 'dialect' must be a string")
-        try:
-            from sqlglot.dialects.dialect import Dialect
 
-            Dialect.get_or_raise(dialect)
-        except ValueError as exc:
-            raise ArgumentProblem(f"unknown SQL dialect {dialect!r}: {exc}") from None
-    text = as_text(view.raw).strip()
+
+def _dialect_arg(args: Mapping[str, Any]) -> str:
+    name = "dialect" if "dialect" in args else "value"
+    dialect = args.get(name)
+    if dialect is None:
+        return DEFAULT_DIALECT
+    if not isinstance(dialect, str) or not dialect.strip():
+        raise ArgumentProblem(f"argument '{name}' (the SQL dialect) must be a dialect name")
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(dialect)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ArgumentProblem(f"unknown SQL dialect {dialect!r}: {exc}") from None
+    return dialect
+
+
+def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel, SqlglotError
+
+    _quiet_sqlglot()
+    dialect = _dialect_arg(args)
+    text = view.text().strip()
     if not text:
-        return False, "output is empty", None
+        return False, "output is empty", {"reason": "sql_parse_error"}
     try:
         trees = sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE)
     except SqlglotError as exc:
@@ -114,13 +145,12 @@ def op_is_sql(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
         return False, f"not parseable SQL: {first[:200]}", {"reason": "sql_parse_error"}
     statements = [t for t in trees if t is not None]
     if not statements:
-        return False, "output holds no SQL statement", None
+        return False, "output holds no SQL statement", {"reason": "sql_parse_error"}
     kinds = _statement_types()
-    from sqlglot import exp
-
     for tree in statements:
         if isinstance(tree, exp.Command) and str(tree.this).upper() in _COMMANDS:
-            continue  # statements sqlglot keeps unparsed, e.g. SHOW TABLES in the default dialect
+            continue  # statements sqlglot keeps unparsed, e.g. SHOW TABLES
         if not isinstance(tree, kinds):
-            return False, f"parsed as {type(tree).__name__}, not a SQL statement", None
+            reason = f"parsed as {type(tree).__name__}, not a SQL statement"
+            return False, reason, {"reason": "not_a_statement"}
     return True, None, None
