@@ -116,7 +116,7 @@ def test_invalid_escape_raises(pointer: str) -> None:
         resolve({"a": 1}, pointer)
 
 
-@pytest.mark.parametrize("pointer", ["a", "foo/0", " /a", "#/foo", "~1"])
+@pytest.mark.parametrize("pointer", ["a", "foo/0", " /a", "#foo", "~1", " #/a"])
 def test_pointer_must_start_with_slash(pointer: str) -> None:
     with pytest.raises(PointerSyntaxError):
         parse_pointer(pointer)

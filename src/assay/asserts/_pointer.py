@@ -4,10 +4,14 @@
 zero; ``-`` (one past the end) never resolves; only a mapping's own keys are followed. A pointer
 that does not resolve yields :data:`MISSING` rather than raising, because a missing value is an
 ordinary failed check, not an error.
+
+The URI fragment form of section 6 is accepted too: ``#`` and ``#/c%25d`` are the pointers
+``""`` and ``/c%d`` (the text after ``#`` is percent-decoded as UTF-8, then read as a pointer).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Final
 
@@ -42,21 +46,45 @@ def _unescape(token: str, pointer: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+# A '%' that does not start a two-hex-digit escape.
+_BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_ESCAPE: Final = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _percent_decode(fragment: str, written: str) -> str:
+    """RFC 3986 percent-decoding, strictly: a stray '%' or escapes that are not UTF-8 make the
+    pointer malformed (urllib's unquote would keep or replace them silently)."""
+    if "%" not in fragment:
+        return fragment
+    if _BAD_PERCENT.search(fragment):
+        raise PointerSyntaxError(f"invalid percent-encoding in JSON Pointer {written!r}")
+    try:
+        return _ESCAPE.sub(lambda m: bytes.fromhex(m[0].replace("%", "")).decode(), fragment)
+    except UnicodeDecodeError:
+        raise PointerSyntaxError(
+            f"percent-encoding in JSON Pointer {written!r} is not UTF-8"
+        ) from None
+
+
 @lru_cache(maxsize=4096)
-def _parse_cached(pointer: str) -> tuple[str, ...]:
+def _parse_cached(written: str) -> tuple[str, ...]:
+    pointer = _percent_decode(written[1:], written) if written.startswith("#") else written
     if pointer == "":
         return ()
     if not pointer.startswith("/"):
-        raise PointerSyntaxError(f"a JSON Pointer must start with '/': {pointer!r}")
-    return tuple(_unescape(token, pointer) for token in pointer[1:].split("/"))
+        raise PointerSyntaxError(
+            f"a JSON Pointer must start with '/' (or '#/' as a URI fragment): {written!r}"
+        )
+    return tuple(_unescape(token, written) for token in pointer[1:].split("/"))
 
 
 def parse_pointer(pointer: str) -> tuple[str, ...]:
     """Split a pointer into its decoded reference tokens.
 
     Raises:
-        PointerSyntaxError: when the pointer is not empty and does not start with ``/``, or holds
-            a ``~`` not followed by ``0`` or ``1``.
+        PointerSyntaxError: when the pointer is not empty and does not start with ``/`` (or
+            ``#/``), holds a ``~`` not followed by ``0`` or ``1``, or (as a URI fragment) holds
+            a bad percent-escape.
     """
     if not isinstance(pointer, str):
         raise PointerSyntaxError(f"a JSON Pointer must be a string, not {type(pointer).__name__}")
