@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         evaluate_prompt_candidates,
         evaluate_prompt_candidates_sync,
     )
-    from assay.config import Config, JudgeSettings, load_config
+    from assay.config import Config, GateSettings, JudgeSettings, load_config
     from assay.errors import (
         AssayError,
         BaselineError,
@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "EvaluationItem": "comparison",
     "GateOptions": "gate",
     "GateRun": "gate",
+    "GateSettings": "config",
     "Golden": "goldens",
     "GoldenError": "errors",
     "Inconsistency": "goldens",

@@ -9,7 +9,7 @@ error too (a typo must not silently change a gate).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,11 +31,45 @@ _TOP_KEYS: Final = (
     "min_pass_rate",
     "strict",
     "schemas",
+    "gate",
     "judge",
     "bench",
 )
 _JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt")
 BENCH_KEYS: Final = ("cost_baseline_usd", "duration_baseline_s")
+GATE_KEYS: Final = (
+    "alpha",
+    "score_tolerance",
+    "max_repeats",
+    "max_error_rate",
+    "min_pass_rate",
+    "min_score",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """The ``[gate]`` block: when a check against the baseline fails.
+
+    Attributes:
+        alpha: the significance level of the statistical comparison of random outcomes (the
+            false-alarm rate the gate allows itself).
+        score_tolerance: how far below its baseline score a deterministic score may fall
+            before it is a regression.
+        max_repeats: adaptive repeats: undecided goldens of a live run get more trials, up to
+            this many in all (None: no adaptive repeats).
+        max_error_rate: the fraction of results that may be errors (failed calls, judge errors)
+            before the run cannot decide (exit 1).
+        min_pass_rate: a run with a candidate below this pass rate fails the gate.
+        min_score: an agent run whose composite score is below this fails the gate.
+    """
+
+    alpha: float = 0.05
+    score_tolerance: float = 0.0
+    max_repeats: int | None = None
+    max_error_rate: float = 0.0
+    min_pass_rate: float | None = None
+    min_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +99,9 @@ class Config:
         baseline: the committed baseline file.
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
-        min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2).
+        min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2);
+            the same as ``gate.min_pass_rate``.
+        gate: the validated [gate] block.
         schemas: remote JSON Schema URIs a ``$ref`` may name, each served from a local file
             (``[schemas]``; nothing is ever fetched).
         strict: every unknown golden frontmatter key is an error (by default only near misses
@@ -81,6 +117,7 @@ class Config:
     similarity: str = "none"
     regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
+    gate: GateSettings = field(default_factory=GateSettings)
     strict: bool = False
     schemas: Mapping[str, Path] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
@@ -143,6 +180,37 @@ def _bench(value: Any, source: str) -> dict[str, float]:
     }
 
 
+def _gate(value: Any, source: str) -> GateSettings:
+    block = validate.table(value, source=source, field="gate")
+    validate.known_keys(block, GATE_KEYS, source=source, prefix="gate.")
+
+    def fraction(key: str, above: float | None = None) -> float | None:
+        """A number between 0 and 1 (``above`` 0 for alpha, which must leave room to fail)."""
+        if key not in block:
+            return None
+        lowest = None if above is not None else 0.0
+        return validate.number(
+            block[key], source=source, field=f"gate.{key}", above=above, at_least=lowest, at_most=1
+        )
+
+    alpha = fraction("alpha", above=0)
+    tolerance = fraction("score_tolerance")
+    error_rate = fraction("max_error_rate")
+    max_repeats = None
+    if "max_repeats" in block:
+        max_repeats = validate.integer(
+            block["max_repeats"], source=source, field="gate.max_repeats", at_least=1
+        )
+    return GateSettings(
+        alpha=0.05 if alpha is None else alpha,
+        score_tolerance=0.0 if tolerance is None else tolerance,
+        max_repeats=max_repeats,
+        max_error_rate=0.0 if error_rate is None else error_rate,
+        min_pass_rate=fraction("min_pass_rate"),
+        min_score=fraction("min_score"),
+    )
+
+
 def _schemas(value: Any, source: str) -> dict[str, str]:
     """``[schemas]``: absolute URI -> file (relative to the project root)."""
     block = validate.table(value, source=source, field="schemas")
@@ -179,6 +247,15 @@ def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         )
     if "strict" in raw:
         out["strict"] = validate.boolean(raw["strict"], source=source, field="strict")
+    if "gate" in raw:
+        out["gate"] = _gate(raw["gate"], source)
+        alias = out.get("min_pass_rate")
+        if alias is not None and out["gate"].min_pass_rate is not None:
+            raise ConfigError(
+                "give min_pass_rate once: at the top level or in [gate], not both",
+                source=source,
+                field="gate.min_pass_rate",
+            )
     if "schemas" in raw:
         out["schemas"] = _schemas(raw["schemas"], source)
     if "judge" in raw:
@@ -217,13 +294,16 @@ def load_config(root: Path | None = None) -> Config:
     root = Path.cwd() if root is None else root
     raw, source = _find(root)
     settings = _settings(raw, source) if source is not None else {}
+    gate = settings.get("gate", GateSettings())
+    min_pass_rate = settings.get("min_pass_rate", gate.min_pass_rate)
     return Config(
         root=root,
         goldens=root / settings.get("goldens", DEFAULT_GOLDENS),
         baseline=root / settings.get("baseline", DEFAULT_BASELINE),
         similarity=settings.get("similarity", "none"),
         regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
-        min_pass_rate=settings.get("min_pass_rate"),
+        min_pass_rate=min_pass_rate,
+        gate=replace(gate, min_pass_rate=min_pass_rate),
         strict=settings.get("strict", False),
         schemas={uri: root / p for uri, p in settings.get("schemas", {}).items()},
         judge=settings.get("judge", JudgeSettings(source=source)),

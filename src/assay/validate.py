@@ -31,6 +31,8 @@ def number(
     message says the whole rule (``must be a number between 0 and 1``)."""
     if at_least is not None and at_most is not None:
         rule = f"a number between {at_least:g} and {at_most:g}"
+    elif above is not None and at_most is not None:
+        rule = f"a number > {above:g} and <= {at_most:g}"
     elif above is not None:
         rule = f"a number > {above:g}"
     elif at_least is not None:
