@@ -613,12 +613,16 @@ def test_python_provider_sync_and_async_functions(py_module: str) -> None:
     assert stats.cost_usd == pytest.approx(5 * 2.0 / 1000)
 
 
-def test_python_provider_exception_is_an_error_naming_its_type_only(py_module: str) -> None:
+def test_python_provider_exception_is_an_error_naming_its_type_and_message(py_module: str) -> None:
     delays: list[float] = []
     outcomes, stats = run(
         [call(python_fn(f"{py_module}:boom", max_retries=3), "private words")], delays=delays
     )
-    assert outcomes[0].error == "the function raised RuntimeError after 1 attempt(s)"
+    # The message is the function's own text (here it quotes the prompt: its author's choice);
+    # it goes into the result's note, never to stderr.
+    assert outcomes[0].error == (
+        "the function raised RuntimeError: prompt was private words after 1 attempt(s)"
+    )
     assert delays == []
     assert stats.errors == 1
 

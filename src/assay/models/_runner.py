@@ -25,6 +25,7 @@ from assay.models.providers import (
     Provider,
     ProviderConfig,
     ProviderError,
+    ProviderSetupError,
     make_provider,
 )
 
@@ -129,8 +130,10 @@ async def run_calls(
             except (ValueError, ImportError) as exc:
                 # A provider that cannot start (missing API key variable, unimportable
                 # function) is a configuration error for the whole run, not a failed call.
+                setting = exc.setting if isinstance(exc, ProviderSetupError) else None
                 raise ConfigError(
-                    f"the {config.type} provider cannot start: {exc}", field="provider"
+                    f"the {config.type} provider cannot start: {exc}",
+                    field=f"provider.{setting}" if setting else "provider",
                 ) from None
             limits[config] = asyncio.Semaphore(config.max_concurrency)
         return providers[config], limits[config]

@@ -20,6 +20,15 @@ PROVIDER_TYPES: Final = ("openai", "command", "python", "echo")
 ProviderFactory = Callable[[ProviderConfig], Provider]
 
 
+class ProviderSetupError(ValueError):
+    """A provider that cannot start because of one of its settings (``setting``, e.g.
+    ``function``): the runner reports it as a configuration error naming that field."""
+
+    def __init__(self, message: str, *, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
+
+
 def is_known_provider_type(name: object) -> bool:
     """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type.
 
@@ -128,6 +137,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderFactory",
+    "ProviderSetupError",
     "is_known_provider_type",
     "known_provider_types_text",
     "make_provider",

@@ -18,13 +18,19 @@ class CommandProvider:
 
     async def complete(self, prompt: str) -> Completion:
         # A session of its own, so a timeout can stop the command and every child it started.
-        process = await asyncio.create_subprocess_shell(
-            self.config.command or "",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            process = await asyncio.create_subprocess_shell(
+                self.config.command or "",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            # No shell, too many open files or processes: this call failed, maybe for now.
+            raise ProviderError(
+                f"the command could not start: {exc.strerror or exc}", retryable=True
+            ) from None
         try:
             out, _err = await asyncio.wait_for(
                 process.communicate(prompt.encode("utf-8")), timeout=self.config.timeout_s
@@ -38,6 +44,10 @@ class CommandProvider:
             raise ProviderError(
                 f"the command timed out after {self.config.timeout_s:g} s", retryable=True
             ) from None
+        if process.returncode is not None and process.returncode < 0:
+            raise ProviderError(
+                f"the command was killed by signal {-process.returncode}", retryable=False
+            )
         if process.returncode != 0:
             # stderr may quote the prompt: report the exit code only.
             raise ProviderError(f"the command exited with {process.returncode}", retryable=False)

@@ -2,6 +2,10 @@
 
 The function returns the output text, or a mapping ``{text, input_tokens?, output_tokens?}``.
 A sync function runs in a worker thread so it cannot stall the other calls.
+
+Whatever the function does is the result of that one call, never assay's fate: an exception,
+``sys.exit()`` or any other ``BaseException`` (but Ctrl-C) becomes an error result naming it,
+and so does a return value of the wrong shape.
 """
 
 from __future__ import annotations
@@ -12,47 +16,121 @@ import importlib
 import inspect
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from assay.models.providers import ProviderSetupError
 from assay.models.providers._base import Completion, ProviderConfig, ProviderError
+
+# Far above any real call, and low enough that cost arithmetic stays finite.
+MAX_TOKENS: Final = 10**12
+# An exception's message is the provider's own text: kept, but one short line.
+_MESSAGE_LIMIT: Final = 200
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` on one line, the message cut to a sane length."""
+    name = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        return f"SystemExit (exit code {exc.code!r})"
+    message = " ".join(str(exc).split())
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[: _MESSAGE_LIMIT - 1] + "…"
+    return f"{name}: {message}" if message else name
 
 
 def load_function(spec: str) -> Callable[..., Any]:
+    """Import ``module:function``.
+
+    Raises:
+        ProviderSetupError: a bad spec, a module that cannot be imported (missing, a syntax
+            error, raising or exiting at import), or a missing or non-callable attribute.
+    """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ValueError(f"function must look like 'module:function', not {spec!r}")
-    module = importlib.import_module(module_name)
+        raise ProviderSetupError(
+            f"function must look like 'module:function', not {spec!r}", setting="function"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # whatever the module does at import
+        raise ProviderSetupError(
+            f"cannot import {module_name!r} for {spec!r}: {describe(exc)}", setting="function"
+        ) from None
     function = getattr(module, attr, None)
+    if function is None:
+        raise ProviderSetupError(
+            f"{spec!r}: module {module_name!r} has no {attr!r}", setting="function"
+        )
     if not callable(function):
-        raise ValueError(f"{spec!r} is not a callable")
+        raise ProviderSetupError(f"{spec!r} is not a callable", setting="function")
     return function  # type: ignore[no-any-return]
 
 
-async def _in_daemon_thread(function: Callable[..., Any], prompt: str) -> Any:
+# A call's outcome as a value: (True, result) or (False, the exception it raised). Raising a
+# SystemExit through an asyncio task would stop the event loop and the whole run with it.
+Outcome = tuple[bool, Any]
+
+
+async def _await_guarded(function: Callable[..., Any], prompt: str) -> Outcome:
+    try:
+        return True, await function(prompt)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except BaseException as exc:
+        return False, exc
+
+
+async def _in_daemon_thread(function: Callable[..., Any], prompt: str) -> Outcome:
     """Run a sync function in a daemon thread: one that never returns after its timeout
     cannot keep the process alive (asyncio's own executor threads are joined at exit)."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    future: asyncio.Future[Outcome] = loop.create_future()
 
-    def settle(ok: bool, value: Any) -> None:
-        if future.done():
-            return
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
+    def settle(outcome: Outcome) -> None:
+        if not future.done():
+            future.set_result(outcome)
 
     def target() -> None:
         try:
-            ok, value = True, function(prompt)
-        except BaseException as exc:  # handed to the awaiting task
-            ok, value = False, exc
+            outcome: Outcome = True, function(prompt)
+        except BaseException as exc:  # handed to the awaiting task as a value
+            outcome = False, exc
         # After a timeout the run may be over and its loop closed: nobody waits any more.
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, ok, value)
+            loop.call_soon_threadsafe(settle, outcome)
 
     threading.Thread(target=target, daemon=True, name="assay-python-provider").start()
     return await future
+
+
+def _tokens(result: Mapping[Any, Any], name: str) -> int:
+    value = result.get(name)
+    if value is None:
+        return 0
+    rule = f"it must be a whole number from 0 to {MAX_TOKENS}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProviderError(
+            f"the function returned a {type(value).__name__} as {name}: {rule}", retryable=False
+        )
+    if not 0 <= value <= MAX_TOKENS:
+        shown = str(value) if abs(value) < 10**20 else "a huge number"  # str() of 10**5000 fails
+        raise ProviderError(f"the function returned {shown} as {name}: {rule}", retryable=False)
+    return value
+
+
+def completion_of(result: Any) -> Completion:
+    """The completion a function returned.
+
+    Raises:
+        ProviderError: not a string or ``{text, input_tokens?, output_tokens?}``, naming the field.
+    """
+    if isinstance(result, str):
+        return Completion(result)
+    if isinstance(result, Mapping) and isinstance(result.get("text"), str):
+        return Completion(
+            result["text"], _tokens(result, "input_tokens"), _tokens(result, "output_tokens")
+        )
+    raise ProviderError("the function must return a string or {text: ...}", retryable=False)
 
 
 class PythonProvider:
@@ -61,32 +139,21 @@ class PythonProvider:
         self.function = load_function(config.function or "")
 
     async def complete(self, prompt: str) -> Completion:
+        if inspect.iscoroutinefunction(self.function):
+            pending = _await_guarded(self.function, prompt)
+        else:
+            pending = _in_daemon_thread(self.function, prompt)
         try:
-            if inspect.iscoroutinefunction(self.function):
-                result = await asyncio.wait_for(self.function(prompt), self.config.timeout_s)
-            else:
-                result = await asyncio.wait_for(
-                    _in_daemon_thread(self.function, prompt), self.config.timeout_s
-                )
+            ok, value = await asyncio.wait_for(pending, self.config.timeout_s)
         except TimeoutError:
             raise ProviderError(
                 f"the function timed out after {self.config.timeout_s:g} s", retryable=True
             ) from None
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise ProviderError(
-                f"the function raised {type(exc).__name__}", retryable=False
-            ) from None
-        if isinstance(result, str):
-            return Completion(result)
-        if isinstance(result, Mapping) and isinstance(result.get("text"), str):
-            return Completion(
-                result["text"],
-                int(result.get("input_tokens", 0) or 0),
-                int(result.get("output_tokens", 0) or 0),
-            )
-        raise ProviderError("the function must return a string or {text: ...}", retryable=False)
+        if not ok:
+            if isinstance(value, KeyboardInterrupt | ProviderError):
+                raise value  # Ctrl-C stops the run; a ProviderError says how to retry itself
+            raise ProviderError(f"the function raised {describe(value)}", retryable=False)
+        return completion_of(value)
 
     async def aclose(self) -> None:
         return None
