@@ -550,6 +550,13 @@ def test_odd_outputs_never_raise(op: str) -> None:
         _fails_closed_or_decides(*_judge({**raw, "path": "/a"}, output))
 
 
+@pytest.mark.parametrize("op", ["json-schema", "contains-json"])
+def test_a_python_output_with_int_keys_fails_a_pattern_schema_closed(op: str) -> None:
+    schema = {"patternProperties": {"^a": {"type": "string"}}, "additionalProperties": False}
+    plain, negated = _judge({"op": op, "value": schema}, {1: "a", "b": 2})
+    assert reason_of(plain) == reason_of(negated) == "not_json"
+
+
 def _invalid(name: str, value: Any) -> bool:
     """Odd values that are a bad argument wherever they are given (for the ops that take
     ``name``): NaN, anything without a JSON form, and a non-string pointer, dialect or flags."""

@@ -308,6 +308,13 @@ def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
         ) from None
     except RecursionError:
         raise ArgumentProblem("schema recursion too deep") from None
+    except TypeError:
+        # Only a value built in Python gets here (a mapping with an int key met by a
+        # patternProperties regex): it is not JSON, so it cannot be judged; fail closed.
+        raise ArgumentProblem(
+            "the output is not a JSON value (a mapping key that is not a string?)",
+            {"reason": "not_json"},
+        ) from None
 
 
 def _refused_uri(exc: BaseException) -> str | None:
