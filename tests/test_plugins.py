@@ -107,6 +107,9 @@ def gate(
     report.unlink(missing_ok=True)
     args = ["run", goldens, "--outputs", outputs, "--json", "--output", report, "--no-cache"]
     code, err = run_main(args, capsys)
+    # With --output, stderr starts with where the report went and the verdict: drop those.
+    if err.startswith(f"assay: report written to {report}\n"):
+        err = ""
     if not report.exists():
         return code, [], err
     (result,) = json.loads(report.read_text())["results"]

@@ -17,14 +17,6 @@ from assay.errors import GoldenError, ValidationError
 # The scorer types of the TypeScript helper; every other tier 1 op is accepted too.
 SCORER_TYPES: Final = ("contains", "regex", "attribute-equality", "json-schema")
 
-# evidence.reason when a failed check carried no structured evidence of its own.
-_FAIL_REASONS: Final = {
-    "contains": "substring_not_found",
-    "icontains": "substring_not_found",
-    "regex": "pattern_not_matched",
-    "equals": "not_equal",
-}
-
 _PASS: Final = {"score": 1, "passed": True}
 
 # Scorer definitions are small JSON dicts, usually rebuilt for every call: parse each distinct
@@ -78,11 +70,8 @@ def evaluate_deterministic_scorer(
     check = run_assert(spec, OutputView(target["output"], text=False), ctx or _CONTEXT)
     if check.passed:
         return dict(_PASS)
-    evidence = (
-        dict(check.evidence)
-        if check.evidence
-        else {"reason": _FAIL_REASONS.get(spec.op, "check_failed")}
-    )
+    # Every failed check carries evidence with its reason (run_assert's contract).
+    evidence = dict(check.evidence) if check.evidence else {"reason": "check_failed"}
     if check.reason and "message" not in evidence:
         evidence["message"] = check.reason
     return {"score": 0, "passed": False, "evidence": evidence}
