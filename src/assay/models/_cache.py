@@ -3,6 +3,12 @@
 Keyed by the SHA-256 of the canonical JSON of (provider identity, rendered prompt, repeat index,
 purpose), so a changed model, setting, prompt or repeat is a different entry. Only successful
 completions are stored; errors never are. ``assay cache clear`` empties it.
+
+A damaged cache (not a database, a malformed page, a folder in its place) stops the run with one
+line saying ``assay cache clear`` resets it. It is not reset behind the user's back: another
+process may be using it, and SQLite's verdict is better read by a person than acted on alone.
+``assay cache clear`` then deletes the files (:func:`remove_cache_files`) instead of emptying the
+table, which a damaged file cannot do.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay.errors import AssayError
 from assay.models.providers import Completion, ProviderConfig
@@ -45,6 +51,21 @@ def default_cache_path(root: Path) -> Path:
     return root / ".assay" / "cache" / "outputs.sqlite"
 
 
+# SQLite's own files beside the database: the write-ahead log, its index, a rollback journal.
+_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+# What SQLite says of a file that is not a database or is damaged.
+_DAMAGED: Final = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+_RESET: Final = "`assay cache clear` resets it (or run with --no-cache)"
+
+
+class DamagedCacheError(AssayError):
+    """The cache file is not a usable database: only deleting it helps."""
+
+    def __init__(self, reason: str, *, source: str):
+        super().__init__(f"{reason}: {_RESET}", source=source)
+        self.reason = reason
+
+
 @contextmanager
 def _cache_errors(path: Path) -> Iterator[None]:
     """OSError and sqlite errors as one AssayError line naming the cache file."""
@@ -54,14 +75,53 @@ def _cache_errors(path: Path) -> Iterator[None]:
         raise AssayError("cannot use the cache: Not a directory", source=str(path)) from None
     except OSError as exc:
         raise AssayError(f"cannot use the cache: {exc.strerror or exc}", source=str(path)) from None
-    except sqlite3.DatabaseError as exc:  # "unable to open", "not a database", "disk is full"
-        raise AssayError(
-            f"cache error: {exc} (deleting the file resets the cache)", source=str(path)
-        ) from None
+    except sqlite3.DatabaseError as exc:
+        name = getattr(exc, "sqlite_errorname", "")
+        if name in _DAMAGED:
+            raise DamagedCacheError(f"the cache is damaged ({exc})", source=str(path)) from None
+        if name == "SQLITE_FULL":  # the write was rolled back: the cache is as it was
+            raise AssayError(
+                f"cannot write the cache: {exc} (free some space, or run with --no-cache)",
+                source=str(path),
+            ) from None
+        raise AssayError(f"cache error: {exc}", source=str(path)) from None
+
+
+def remove_cache_files(path: Path) -> list[str]:
+    """Delete the cache at ``path`` whatever state it is in: the database and SQLite's files
+    beside it, or an empty folder in its place. Returns the names removed.
+
+    Raises:
+        AssayError: a file cannot be removed, or a folder in its place holds files (a folder
+            with content may be a mount or someone's data: it is left for a person to remove).
+    """
+    removed = []
+    for candidate in (path, *(path.with_name(path.name + s) for s in _SIDE_FILES)):
+        try:
+            if candidate.is_dir() and not candidate.is_symlink():
+                if any(candidate.iterdir()):
+                    raise AssayError(
+                        "a folder with files in it where the cache file should be: "
+                        "move it away, then clear the cache again",
+                        source=str(candidate),
+                    )
+                candidate.rmdir()
+            else:
+                candidate.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise AssayError(
+                f"cannot remove the cache: {exc.strerror or exc}", source=str(candidate)
+            ) from None
+        removed.append(candidate.name)
+    return removed
 
 
 def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():  # SQLite would only say "unable to open database file"
+        raise DamagedCacheError("a folder, not a cache file", source=str(path))
     db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
     try:
         _prepare(db)
