@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import hmac
@@ -17,7 +18,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, NamedTuple
 
 from assay.attest._canonical import canonical_json, parse_canonical
 from assay.errors import AssayError
@@ -89,41 +90,147 @@ def _append(path: Path, entry: dict[str, Any]) -> None:
     append_bytes(path, canonical_json(entry) + b"\n", fsync=True, follow_symlinks=False)
 
 
-def _append_chained(
+def _sealed(entry: dict[str, Any], link: str, seal: Callable[[bytes], str]) -> bool:
+    value = entry.get(link)
+    body = {k: v for k, v in entry.items() if k != link}
+    # compare_digest refuses non-ASCII text: such a value is simply wrong.
+    return (
+        isinstance(value, str)
+        and value.isascii()
+        and hmac.compare_digest(value, seal(canonical_json(body)))
+    )
+
+
+class _Damage(NamedTuple):
+    line: int  # 1-based
+    problem: str
+    unlinked: bool  # a well-formed entry that does not chain (rather than a damaged line)
+
+
+def _damage(path: Path, link: str, seal: Callable[[bytes], str]) -> _Damage | None:
+    """The first damaged line of the chain in ``path``, or None when every line is an entry in
+    order that links to the one before and carries its own seal (a missing file is an empty
+    chain).
+
+    Raises:
+        AssayError: the file cannot be read (naming it).
+    """
+    if not os.path.lexists(path):
+        return None
+    data = read_bytes(path, AssayError)
+    prev = GENESIS
+    lines = data.splitlines()
+    for i, raw in enumerate(lines):
+        entry = parse_canonical(raw)
+        if entry is None:
+            return _Damage(i + 1, "not canonical JSON", False)
+        if entry.get("index") != i or entry.get("prev") != prev or not _sealed(entry, link, seal):
+            return _Damage(i + 1, f"entry {i} does not chain to the one before", True)
+        prev = entry[link]
+    if lines and not data.endswith(b"\n"):  # the next line would be glued to this one
+        return _Damage(len(lines), "the last line is cut short (no newline)", False)
+    return None
+
+
+def _refuse_damaged(path: Path, link: str, seal: Callable[[bytes], str], what: str) -> None:
+    """One line naming the damaged line of ``path`` and how to repair it.
+
+    The lines before the damage are intact: keeping only them repairs the chain (attestations
+    whose entries are dropped then fail ``verify``). Nothing is repaired here: damage may be
+    tampering, which a person should see before it is cut away.
+    """
+    found = _damage(path, link, seal)
+    if found is None:
+        return
+    line, problem, _ = found
+    if line > 1:
+        repair = f"lines 1-{line - 1} are intact: keep only them (head -n {line - 1})"
+    else:
+        repair = "no line before it is intact: move the file away to start a new one"
+    raise AssayError(
+        f"the {what} is damaged here ({problem}); {repair}, then seal again",
+        source=f"{path}:{line}",
+    )
+
+
+def _next_entry(
     path: Path, fields: dict[str, Any], link: str, seal: Callable[[bytes], str]
-) -> None:
-    """Append ``fields`` as the next entry of the chain in ``path``: its index, the previous
+) -> dict[str, Any]:
+    """``fields`` as the next entry of the (whole) chain in ``path``: its index, the previous
     entry's ``link`` value (``prev``), and ``link`` itself, the seal of the canonical entry."""
-    with _locked(path):
-        chain = read_chain(path)
-        entry: dict[str, Any] = {
-            "index": len(chain),
-            **fields,
-            "prev": chain[-1][link] if chain else GENESIS,
-        }
-        entry[link] = seal(canonical_json(entry))
-        _append(path, entry)
+    chain = read_chain(path)
+    entry: dict[str, Any] = {
+        "index": len(chain),
+        **fields,
+        "prev": chain[-1][link] if chain else GENESIS,
+    }
+    entry[link] = seal(canonical_json(entry))
+    return entry
 
 
-def append_lineage(root: Path, attestation_id: str, task: str, run_id: str) -> None:
+def _lineage_seal(data: bytes) -> str:
     """The lineage is hash-chained: anyone can check it, nobody can rewrite it unnoticed."""
-    fields = {"id": attestation_id, "task": task, "run_id": run_id}
-    _append_chained(
-        attest_dir(root) / "lineage.jsonl",
-        fields,
-        "hash",
-        lambda data: hashlib.sha256(data).hexdigest(),
-    )
+    return hashlib.sha256(data).hexdigest()
 
 
-def append_audit(root: Path, key: bytes, attestation_id: str, verdict: str) -> None:
+def _audit_seal(key: bytes) -> Callable[[bytes], str]:
     """The audit log is HMAC-chained: only a key holder can extend or rewrite it."""
-    _append_chained(
-        attest_dir(root) / "audit.jsonl",
-        {"id": attestation_id, "verdict": verdict},
-        "mac",
-        lambda data: hmac.new(key, data, hashlib.sha256).hexdigest(),
-    )
+    return lambda data: hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return None
+
+
+def _undo_append(path: Path, size: int | None) -> None:
+    """Put ``path`` back to ``size`` bytes (None: it did not exist). Under the lock."""
+    with contextlib.suppress(OSError):
+        if size is None:
+            os.unlink(path)
+        else:
+            os.truncate(path, size)
+
+
+def store(root: Path, data: bytes, task: str, run_id: str, key: bytes, verdict: str) -> str:
+    """Store a sealed record and chain it into the lineage and the audit log; return its id.
+
+    Both chains are checked before anything is written, and both locks are held throughout
+    (lineage first, always), so the record and both entries land or none does: a failed
+    write (disk full) removes the record and undoes the lineage line. Only a crash in between
+    can leave a record in no chain, which ``verify`` then reports as not in the lineage.
+
+    Raises:
+        AssayError: a damaged chain (naming its line and how to repair it), an existing record,
+            or any write error (nothing is left behind).
+    """
+    folder = attest_dir(root)
+    lineage, audit = folder / "lineage.jsonl", folder / "audit.jsonl"
+    attestation_id = "sha256:" + hashlib.sha256(data).hexdigest()
+    audit_seal = _audit_seal(key)
+    with _locked(lineage), _locked(audit):
+        _refuse_damaged(lineage, "hash", _lineage_seal, "lineage")
+        _refuse_damaged(audit, "mac", audit_seal, "audit log")
+        fields = {"id": attestation_id, "task": task, "run_id": run_id}
+        lineage_entry = _next_entry(lineage, fields, "hash", _lineage_seal)
+        fields = {"id": attestation_id, "verdict": verdict}
+        audit_entry = _next_entry(audit, fields, "mac", audit_seal)
+        write_record(root, data)
+        lineage_size = _size(lineage)
+        try:
+            _append(lineage, lineage_entry)
+            try:
+                _append(audit, audit_entry)
+            except BaseException:
+                _undo_append(lineage, lineage_size)
+                raise
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(record_path(root, attestation_id))
+            raise
+    return attestation_id
 
 
 def _check_chain(
@@ -138,22 +245,19 @@ def _check_chain(
     file's, the chain's and the record's names for messages."""
     file_name, chain_name, record_name = names
     try:
-        chain = read_chain(path)
+        damage = _damage(path, link, seal)
+        chain = read_chain(path) if damage is None else []
     except AssayError:
-        return f"{file_name} is unreadable or not canonical"
-    prev = GENESIS
-    found = False
-    for i, entry in enumerate(chain):
-        body = {k: v for k, v in entry.items() if k != link}
-        if (
-            entry.get("index") != i
-            or entry.get("prev") != prev
-            or not hmac.compare_digest(str(entry.get(link)), seal(canonical_json(body)))
-        ):
-            return f"{chain_name} is broken at entry {i}"
-        prev = entry[link]
-        found = found or wanted(entry)
-    return None if found else f"the attestation is not in {record_name}"
+        return f"{file_name} is unreadable"
+    if damage is not None and damage.unlinked:
+        return f"{chain_name} is broken at entry {damage.line - 1}"
+    if damage is not None:
+        return f"{file_name} is damaged at line {damage.line} ({damage.problem})"
+    return (
+        None
+        if any(wanted(entry) for entry in chain)
+        else f"the attestation is not in {record_name}"
+    )
 
 
 def check_lineage(root: Path, attestation_id: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from assay.attest._canonical import canonical_json
 from assay.attest._journal import JournalError, iter_events
 from assay.attest._key import key_id
-from assay.attest._ledger import append_audit, append_lineage, write_record
+from assay.attest._ledger import store
 from assay.attest._scan import (
     DEFAULT_K,
     build_truth,
@@ -128,7 +128,8 @@ def seal(
     """Build, store and chain an attestation.
 
     Raises:
-        AssayError: unknown task, unreadable reference file, broken journal, bad worktree.
+        AssayError: unknown task, unreadable reference file, broken journal, bad worktree, a
+            damaged lineage or audit log (naming its line), a failed write (nothing is kept).
     """
     task = next((t for t in tasks if t.id == task_id), None)
     if task is None:
@@ -137,7 +138,6 @@ def seal(
         raise AssayError("the worktree is not a folder", source=str(worktree), field="--worktree")
     run = run_id or datetime.now(UTC).strftime("run_%Y%m%dT%H%M%S_%fZ")
     record = build_record(task, goldens_root, journal, worktree, allow, run, key)
-    attestation_id = write_record(root, canonical_json(record))
-    append_lineage(root, attestation_id, task.id, run)
-    append_audit(root, key, attestation_id, record["verdict"])
+    # The record and its lineage and audit entries land together or not at all.
+    attestation_id = store(root, canonical_json(record), task.id, run, key, record["verdict"])
     return Sealed(attestation_id, record["verdict"], record["matches"], record["journal"]["events"])
