@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +21,7 @@ from assay.errors import BaselineError
 from assay.goldens import Golden
 from assay.io import atomic_write_text, dump_json, read_json
 from assay.results import CandidateSummary, Result
+from assay.vocabulary import STATUSES, TIERS
 
 SCHEMA_VERSION: Final = 1
 _SCORE_EPSILON: Final = 1e-9
@@ -101,11 +103,74 @@ def decided_count(document: Mapping[str, Any]) -> int:
     return count
 
 
+def _is_tier(value: Any) -> bool:
+    return isinstance(value, str) and value in TIERS
+
+
+def _is_status(value: Any) -> bool:
+    return isinstance(value, str) and value in STATUSES
+
+
+def _is_passed(value: Any) -> bool:  # null: undecided (needs-judge, no-output)
+    return value is None or isinstance(value, bool)
+
+
+def _is_score(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, _NUMBER) and not isinstance(value, bool) and math.isfinite(value)
+    )
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+# What each field of an entry must hold, and the message when it does not. A hand edit of the
+# wrong type would otherwise be silently misread ("passed": "yes" is not true, so a regression of
+# that golden would go unreported; a score "0.9" is never compared) or crash the diff.
+_ENTRY_FIELDS: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
+    ("tier", _is_tier, f"must be one of {', '.join(TIERS)}"),
+    ("status", _is_status, f"must be one of {', '.join(STATUSES)}"),
+    ("passed", _is_passed, "must be true, false or null"),
+    ("score", _is_score, "must be a finite number or null"),
+    ("decided_by", _is_text, "must be a string or null"),
+    ("fingerprint", _is_text, "must be a string or null"),
+)
+_REQUIRED: Final = frozenset({"tier", "status", "passed"})
+
+
+def _check_entry(entry: Mapping[str, Any], source: str, where: str) -> None:
+    for name, valid, rule in _ENTRY_FIELDS:
+        if name not in entry:
+            if name in _REQUIRED:
+                raise BaselineError("is missing", source=source, field=f"{where}.{name}")
+            continue
+        if not valid(entry[name]):
+            # The value is named by its JSON type only: an entry holds no golden text, but a
+            # hand edit could have put anything there.
+            raise BaselineError(
+                f"{rule} (found {_json_type(entry[name])})", source=source, field=f"{where}.{name}"
+            )
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value)}" if len(value) <= 40 else "a long string"
+    if isinstance(value, _NUMBER):
+        return f"the number {value!r}" if math.isfinite(value) else "a non-finite number"
+    return "a list" if isinstance(value, list) else "an object"
+
+
 def load(path: Path) -> dict[str, Any]:
     """Read and validate a baseline.
 
     Raises:
-        BaselineError: missing, unreadable, not JSON, or of an unknown schema version.
+        BaselineError: missing, unreadable, not JSON, of an unknown schema version, or an
+            entry field of the wrong type or value (naming the file and the field).
     """
     source = str(path)
     document = read_json(
@@ -128,6 +193,9 @@ def load(path: Path) -> dict[str, Any]:
         raise BaselineError(
             "must map candidate -> golden id -> entry", source=source, field="goldens"
         )
+    for candidate, entries in goldens.items():
+        for golden_id, entry in entries.items():
+            _check_entry(entry, source, f"goldens.{candidate}.{golden_id}")
     return document
 
 

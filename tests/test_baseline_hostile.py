@@ -1,0 +1,108 @@
+"""A hand-edited baseline with a field of the wrong type or value, through ``assay run --check``.
+
+Every entry field is checked when the baseline is read: a wrong one is one line naming the
+baseline file and the field, exit 1, never a traceback, and never silently misread (a "passed":
+"yes" that is not true would hide the regression of that golden).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+GOLDEN = "---\nid: g\ntier: smoke\ninput: q\nasserts: ['contains:a']\n---\n## Origin\nBy hand.\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A one-golden project whose baseline has been written; returns the baseline path."""
+    (tmp_path / "goldens").mkdir()
+    (tmp_path / "goldens" / "g.md").write_text(GOLDEN, encoding="utf-8")
+    (tmp_path / "out.json").write_text(json.dumps({"g": "a"}), encoding="utf-8")
+    code, _, err = run_cli(gate("--write-baseline"), tmp_path)
+    assert (code, err) == (0, ""), err
+    return tmp_path / "assay-baseline.json"
+
+
+def gate(*extra: str) -> list[str]:
+    return ["run", "goldens", "--outputs", "out.json", "--json", *extra]
+
+
+def edit_entry(path: Path, field: str, value: Any) -> None:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    entry = document["goldens"]["default"]["g"]
+    if value is DELETE:
+        del entry[field]
+    else:
+        entry[field] = value
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+DELETE = object()
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("tier", ["smoke"], "must be one of smoke, standard, stretch, adversarial (found a list)"),
+        ("tier", {"name": "smoke"}, "(found an object)"),
+        ("tier", 1, "(found the number 1)"),
+        (
+            "tier",
+            "smok",
+            'must be one of smoke, standard, stretch, adversarial (found the string "smok")',
+        ),
+        ("tier", DELETE, "is missing"),
+        ("status", "passed", "must be one of pass, fail, needs-judge, no-output, error"),
+        ("status", None, "(found null)"),
+        ("status", DELETE, "is missing"),
+        ("passed", "yes", 'must be true, false or null (found the string "yes")'),
+        ("passed", 1, "(found the number 1)"),
+        ("passed", DELETE, "is missing"),
+        ("score", "0.9", 'must be a finite number or null (found the string "0.9")'),
+        ("score", True, "(found true)"),
+        ("score", [1], "(found a list)"),
+        ("decided_by", 3, "must be a string or null (found the number 3)"),
+        ("fingerprint", {"sha256": "x"}, "must be a string or null (found an object)"),
+    ],
+)
+def test_a_hand_edited_entry_field_is_one_line_naming_the_file_and_field(
+    project: Path, field: str, value: Any, says: str
+) -> None:
+    edit_entry(project, field, value)
+    for extra in ((), ("--tier", "smoke")):  # --tier reads the tier of every entry too
+        code, out, err = run_cli(gate("--check", *extra), project.parent)
+        assert "Traceback" not in err
+        assert (code, out) == (1, "")
+        lines = err.splitlines()
+        assert len(lines) == 1, err
+        prefix = f"assay: error: {project}: field 'goldens.default.g.{field}': "
+        assert lines[0].startswith(prefix), err
+        assert says in lines[0]
+
+
+def test_a_non_finite_score_is_refused(project: Path) -> None:
+    text = project.read_text(encoding="utf-8").replace('"score": 1.0', '"score": NaN')
+    assert "NaN" in text
+    project.write_text(text, encoding="utf-8")
+    code, _, err = run_cli(gate("--check"), project.parent)
+    assert code == 1
+    assert "Traceback" not in err
+    assert err == (
+        f"assay: error: {project}: field 'goldens.default.g.score': "
+        "must be a finite number or null (found a non-finite number)\n"
+    )
+
+
+def test_the_written_baseline_and_null_fields_are_accepted(project: Path) -> None:
+    code, _, err = run_cli(gate("--check"), project.parent)
+    assert (code, err) == (0, "")
+    for field in ("passed", "score", "decided_by", "fingerprint"):
+        edit_entry(project, field, None)
+    code, _, err = run_cli(gate("--check"), project.parent)
+    assert (code, err) == (0, ""), err
