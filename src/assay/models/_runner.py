@@ -25,7 +25,6 @@ from assay.models.providers import (
     Provider,
     ProviderConfig,
     ProviderError,
-    ProviderSetupError,
     make_provider,
 )
 
@@ -130,7 +129,7 @@ async def run_calls(
             except (ValueError, ImportError) as exc:
                 # A provider that cannot start (missing API key variable, unimportable
                 # function) is a configuration error for the whole run, not a failed call.
-                setting = exc.setting if isinstance(exc, ProviderSetupError) else None
+                setting = getattr(exc, "setting", None)  # the setting at fault, if named
                 raise ConfigError(
                     f"the {config.type} provider cannot start: {exc}",
                     field=f"provider.{setting}" if setting else "provider",

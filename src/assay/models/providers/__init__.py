@@ -20,15 +20,6 @@ PROVIDER_TYPES: Final = ("openai", "command", "python", "echo")
 ProviderFactory = Callable[[ProviderConfig], Provider]
 
 
-class ProviderSetupError(ValueError):
-    """A provider that cannot start because of one of its settings (``setting``, e.g.
-    ``function``): the runner reports it as a configuration error naming that field."""
-
-    def __init__(self, message: str, *, setting: str | None = None):
-        super().__init__(message)
-        self.setting = setting
-
-
 def is_known_provider_type(name: object) -> bool:
     """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type.
 
@@ -52,7 +43,8 @@ def make_provider(config: ProviderConfig) -> Provider:
     """Instantiate the provider for ``config.type`` (imports only that provider's module).
 
     Raises:
-        ValueError: an unknown type or a setting the provider needs is missing.
+        ValueError: an unknown type or a setting the provider needs is missing; its
+            ``setting`` attribute, when it has one, names the setting at fault.
         PluginError: a plugin type that cannot load, or whose factory fails.
     """
     if config.type == "openai":
@@ -137,7 +129,6 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderFactory",
-    "ProviderSetupError",
     "is_known_provider_type",
     "known_provider_types_text",
     "make_provider",

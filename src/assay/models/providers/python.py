@@ -18,13 +18,19 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from assay.models.providers import ProviderSetupError
 from assay.models.providers._base import Completion, ProviderConfig, ProviderError
 
 # Far above any real call, and low enough that cost arithmetic stays finite.
 MAX_TOKENS: Final = 10**12
 # An exception's message is the provider's own text: kept, but one short line.
 _MESSAGE_LIMIT: Final = 200
+
+
+class FunctionError(ValueError):
+    """The ``function`` setting names nothing that can be called: the provider cannot start.
+    ``setting`` lets the runner name the field without importing this module."""
+
+    setting: Final = "function"
 
 
 def describe(exc: BaseException) -> str:
@@ -42,27 +48,23 @@ def load_function(spec: str) -> Callable[..., Any]:
     """Import ``module:function``.
 
     Raises:
-        ProviderSetupError: a bad spec, a module that cannot be imported (missing, a syntax
+        FunctionError: a bad spec, a module that cannot be imported (missing, a syntax
             error, raising or exiting at import), or a missing or non-callable attribute.
     """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ProviderSetupError(
-            f"function must look like 'module:function', not {spec!r}", setting="function"
-        )
+        raise FunctionError(f"function must look like 'module:function', not {spec!r}")
     try:
         module = importlib.import_module(module_name)
     except (Exception, SystemExit) as exc:  # whatever the module does at import
-        raise ProviderSetupError(
-            f"cannot import {module_name!r} for {spec!r}: {describe(exc)}", setting="function"
+        raise FunctionError(
+            f"cannot import {module_name!r} for {spec!r}: {describe(exc)}"
         ) from None
     function = getattr(module, attr, None)
     if function is None:
-        raise ProviderSetupError(
-            f"{spec!r}: module {module_name!r} has no {attr!r}", setting="function"
-        )
+        raise FunctionError(f"{spec!r}: module {module_name!r} has no {attr!r}")
     if not callable(function):
-        raise ProviderSetupError(f"{spec!r} is not a callable", setting="function")
+        raise FunctionError(f"{spec!r} is not a callable")
     return function  # type: ignore[no-any-return]
 
 
