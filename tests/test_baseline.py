@@ -82,7 +82,7 @@ def test_build_document_shape() -> None:
     document = baseline.build(results, by_id([g1, g2]), summaries)
     assert next(iter(document)) == "schema_version"
     assert list(document) == ["schema_version", "assay_version", "summary", "goldens"]
-    assert document["schema_version"] == baseline.SCHEMA_VERSION == 1
+    assert document["schema_version"] == baseline.SCHEMA_VERSION == 2
     assert isinstance(document["assay_version"], str)
     assert document["summary"] == {"default": summaries[0].to_dict()}
     assert document["summary"]["default"]["pass_rate"] == 0.5
@@ -168,7 +168,7 @@ def test_write_then_load_round_trip(tmp_path: Path) -> None:
     document = make_doc([result("g1"), result("g2", "fail")], [golden("g1"), golden("g2")])
     baseline.write(path, document)
     assert json.loads(path.read_text(encoding="utf-8")) == document
-    assert path.read_text(encoding="utf-8").startswith('{\n  "schema_version": 1,')
+    assert path.read_text(encoding="utf-8").startswith('{\n  "schema_version": 2,')
     assert path.read_text(encoding="utf-8").endswith("\n")
     assert baseline.load(path) == document
     assert sorted(p.name for p in path.parent.iterdir()) == ["assay-baseline.json"]
@@ -261,7 +261,7 @@ def test_load_missing_file(tmp_path: Path) -> None:
     assert "--write-baseline" in str(excinfo.value)
 
 
-@pytest.mark.parametrize("version", [2, 0, "1", None])
+@pytest.mark.parametrize("version", [3, 0, "1", None, True])
 def test_load_unknown_schema_version(tmp_path: Path, version: Any) -> None:
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"schema_version": version, "goldens": {}}), encoding="utf-8")
@@ -370,7 +370,7 @@ def test_diff_many_failed_asserts_are_summarised() -> None:
     assert "and 2 more" in regression.why
 
 
-@pytest.mark.parametrize("status", ["no-output", "needs-judge", "error"])
+@pytest.mark.parametrize("status", ["no-output", "needs-judge"])
 def test_diff_pass_to_undecided_is_regression(status: str) -> None:
     goldens = [golden("g1")]
     document = make_doc([result("g1")], goldens)
@@ -378,6 +378,15 @@ def test_diff_pass_to_undecided_is_regression(status: str) -> None:
     out = baseline.diff(document, now, by_id(goldens))
     assert [(r.candidate, r.id) for r in out.regressions] == [("default", "g1")]
     assert status in out.regressions[0].why
+
+
+def test_diff_pass_to_error_is_no_regression() -> None:
+    # A failed call says nothing about quality: the gate counts errors (exit 1 beyond
+    # max_error_rate), it never reports them as regressions.
+    goldens = [golden("g1")]
+    document = make_doc([result("g1")], goldens)
+    out = baseline.diff(document, [result("g1", "error", decided_by=None)], by_id(goldens))
+    assert out.regressions == []
 
 
 def test_diff_pass_to_missing_from_suite_is_regression() -> None:

@@ -106,3 +106,42 @@ def test_the_written_baseline_and_null_fields_are_accepted(project: Path) -> Non
         edit_entry(project, field, None)
     code, _, err = run_cli(gate("--check"), project.parent)
     assert (code, err) == (0, ""), err
+
+
+TRIALS = {"trials": 3, "passes": 2, "errors": 0, "scores": [1.0, 1.0, 0.0], "random": True}
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("trials", "3", 'must be an integer >= 0 (found the string "3")'),
+        ("trials", -1, "must be an integer >= 0 (found the number -1)"),
+        ("passes", 4, "must not exceed trials"),
+        ("passes", True, "must be an integer >= 0 (found true)"),
+        ("errors", 1.5, "must be an integer >= 0 (found the number 1.5)"),
+        ("scores", [1.0, "x"], "must be a list of finite numbers (found a list)"),
+        ("scores", 1.0, "must be a list of finite numbers (found the number 1.0)"),
+        ("random", "yes", 'must be true or false (found the string "yes")'),
+        ("random", DELETE, "is missing"),
+    ],
+)
+def test_a_hand_edited_trial_field_is_one_line_naming_it(
+    project: Path, field: str, value: Any, says: str
+) -> None:
+    # Schema 2 keeps the evidence of a random golden's repeats: all of it is checked too.
+    document = json.loads(project.read_text(encoding="utf-8"))
+    document["goldens"]["default"]["g"].update(TRIALS)
+    project.write_text(json.dumps(document), encoding="utf-8")
+    edit_entry(project, field, value)
+    code, out, err = run_cli(gate("--check"), project.parent)
+    assert (code, out) == (1, "")
+    assert err == (f"assay: error: {project}: field 'goldens.default.g.{field}': {says}\n"), err
+
+
+def test_a_suite_that_is_not_text_is_named(project: Path) -> None:
+    document = json.loads(project.read_text(encoding="utf-8"))
+    document["suite"] = ["goldens"]
+    project.write_text(json.dumps(document), encoding="utf-8")
+    code, _, err = run_cli(gate("--check"), project.parent)
+    assert code == 1
+    assert "field 'suite': must be a string (found a list)" in err

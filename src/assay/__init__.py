@@ -21,7 +21,6 @@ if TYPE_CHECKING:
         register_op,
         run_assert,
     )
-    from assay.baseline import Diff, Regression
     from assay.cascade import evaluate
     from assay.comparison import (
         AbortController,
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     )
     from assay.models import ProviderConfig
     from assay.outputs import load_outputs
+    from assay.regressions import Diff, Regression, Rules, Trials
     from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
 
 _EXPORTS: dict[str, str] = {
@@ -71,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     "CheckResult": "asserts",
     "Config": "config",
     "ConfigError": "errors",
-    "Diff": "baseline",
+    "Diff": "regressions",
     "EvaluationItem": "comparison",
     "GateOptions": "gate",
     "GateRun": "gate",
@@ -86,12 +86,14 @@ _EXPORTS: dict[str, str] = {
     "PluginError": "errors",
     "PromptCandidate": "comparison",
     "ProviderConfig": "models",
-    "Regression": "baseline",
+    "Regression": "regressions",
     "ReportContent": "results",
     "Result": "results",
+    "Rules": "regressions",
     "RunStoreError": "errors",
     "SelfTestReport": "goldens",
     "TelemetryError": "errors",
+    "Trials": "regressions",
     "ValidationError": "errors",
     "evaluate": "cascade",
     "evaluate_deterministic_scorer": "comparison",

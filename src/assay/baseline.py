@@ -1,8 +1,8 @@
-"""The committed baseline: write it, read it, and diff a run against it.
+"""The committed baseline: build it from a run, write it, read and validate it.
 
-A regression is a golden that passed in the baseline and does not now (fail, no-output,
-needs-judge, error, or missing from the suite), or a numeric score below its baseline score.
-New goldens, fail→pass and changed checks are notes, never regressions.
+Schema 2 records the suite the baseline was written from and, for a golden whose outcome is
+random, the evidence of its repeats (trials, passes, errors, score samples) that the gate's
+statistics compare with (:mod:`assay.regressions`). Schema 1 baselines are still read.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,30 +19,14 @@ from assay.asserts import AssertSpec
 from assay.errors import BaselineError
 from assay.goldens import Golden
 from assay.io import atomic_write_text, dump_json, read_json
+from assay.regressions import Diff, Regression, Trials
+from assay.regressions import diff as regressions_diff
 from assay.results import CandidateSummary, Result
 from assay.vocabulary import STATUSES, TIERS
 
-SCHEMA_VERSION: Final = 1
-_SCORE_EPSILON: Final = 1e-9
+SCHEMA_VERSION: Final = 2
+READABLE_VERSIONS: Final = (1, 2)
 _NUMBER = (int, float)
-
-
-@dataclass(frozen=True, slots=True)
-class Regression:
-    """One regressed golden and why."""
-
-    candidate: str
-    id: str
-    why: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"id": self.id, "candidate": self.candidate, "why": self.why}
-
-
-@dataclass(frozen=True, slots=True)
-class Diff:
-    regressions: list[Regression]
-    notes: list[str]
 
 
 def _canonical(value: Any) -> str:
@@ -70,14 +53,25 @@ def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> st
 
 
 def build(
-    results: Iterable[Result], goldens: Mapping[str, Golden], summaries: Sequence[CandidateSummary]
+    results: Iterable[Result],
+    goldens: Mapping[str, Golden],
+    summaries: Sequence[CandidateSummary],
+    *,
+    trials: Mapping[tuple[str, str], Trials] | None = None,
+    suite: str | None = None,
 ) -> dict[str, Any]:
-    """The baseline document for a run (schema_version first; field order is the format)."""
+    """The baseline document for a run (schema_version first; field order is the format).
+
+    Args:
+        trials: the repeats behind each random result; their evidence is kept in the entry.
+        suite: the suite the run loaded (see :func:`assay.gate.suite_of`).
+    """
     per: dict[str, dict[str, Any]] = {}
     memo: dict[AssertSpec, str] = {}
+    evidence = trials or {}
     for r in results:
         golden = goldens.get(r.id)
-        per.setdefault(r.candidate, {})[r.id] = {
+        entry = {
             "tier": r.tier,
             "status": r.status,
             "passed": r.passed,
@@ -85,12 +79,29 @@ def build(
             "decided_by": r.decided_by,
             "fingerprint": fingerprint(golden, memo) if golden is not None else None,
         }
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "assay_version": __version__,
-        "summary": {s.candidate: s.to_dict() for s in summaries},
-        "goldens": per,
-    }
+        found = evidence.get((r.candidate, r.id))
+        if found is not None:
+            entry.update(found.to_dict())
+        per.setdefault(r.candidate, {})[r.id] = entry
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "assay_version": __version__}
+    if suite is not None:
+        document["suite"] = suite
+    document["summary"] = {s.candidate: s.to_dict() for s in summaries}
+    document["goldens"] = per
+    return document
+
+
+def changed_goldens(document: Mapping[str, Any], goldens: Mapping[str, Golden]) -> list[str]:
+    """``candidate/id`` of every baseline golden whose checks changed since it was written."""
+    memo: dict[AssertSpec, str] = {}
+    out: list[str] = []
+    for candidate, entries in document["goldens"].items():
+        for golden_id, entry in entries.items():
+            golden = goldens.get(golden_id)
+            recorded = entry.get("fingerprint")
+            if golden is not None and recorded and recorded != fingerprint(golden, memo):
+                out.append(f"{candidate}/{golden_id}")
+    return out
 
 
 def decided_count(document: Mapping[str, Any]) -> int:
@@ -139,7 +150,37 @@ _ENTRY_FIELDS: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
 _REQUIRED: Final = frozenset({"tier", "status", "passed"})
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_samples(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_score(v) and v is not None for v in value)
+
+
+# Schema 2: the evidence of a random golden's repeats (all four or none).
+_TRIAL_FIELDS: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
+    ("trials", _is_count, "must be an integer >= 0"),
+    ("passes", _is_count, "must be an integer >= 0"),
+    ("errors", _is_count, "must be an integer >= 0"),
+    ("scores", _is_samples, "must be a list of finite numbers"),
+    ("random", lambda v: isinstance(v, bool), "must be true or false"),
+)
+
+
 def _check_entry(entry: Mapping[str, Any], source: str, where: str) -> None:
+    if "trials" in entry:
+        for name, valid, rule in _TRIAL_FIELDS:
+            if name not in entry:
+                raise BaselineError("is missing", source=source, field=f"{where}.{name}")
+            if not valid(entry[name]):
+                raise BaselineError(
+                    f"{rule} (found {_json_type(entry[name])})",
+                    source=source,
+                    field=f"{where}.{name}",
+                )
+        if entry["passes"] > entry["trials"]:
+            raise BaselineError("must not exceed trials", source=source, field=f"{where}.passes")
     for name, valid, rule in _ENTRY_FIELDS:
         if name not in entry:
             if name in _REQUIRED:
@@ -179,11 +220,18 @@ def load(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise BaselineError("the baseline must be a JSON object", source=source)
     version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise BaselineError(
-            f"unknown baseline schema version {version!r} (this assay reads {SCHEMA_VERSION})",
+            f"unknown baseline schema version {version!r} (this assay reads {readable})",
             source=source,
             field="schema_version",
+        )
+    if "suite" in document and not isinstance(document["suite"], str):
+        raise BaselineError(
+            f"must be a string (found {_json_type(document['suite'])})",
+            source=source,
+            field="suite",
         )
     goldens = document.get("goldens")
     if not isinstance(goldens, dict) or not all(
@@ -222,83 +270,38 @@ def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> No
     atomic_write_text(path, dump_json(document), BaselineError)
 
 
-def _why_failed(result: Result) -> str:
-    text = f"passed in the baseline, now {result.status}"
-    failed = result.failed_checks()
-    if failed:
-        parts = [f"{c.text} ({c.reason})" if c.reason else c.text for c in failed[:3]]
-        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-        text += ": " + "; ".join(parts) + more
-    return text
-
-
-def _listed(label: str, keys: Sequence[str]) -> str:
-    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
-    return f"{len(keys)} {label}: {shown}"
-
-
-def _compare(entry: Mapping[str, Any], result: Result | None, known: bool) -> list[str]:
-    """Why one baseline entry regressed (empty when it did not)."""
-    why: list[str] = []
-    if result is None:
-        if entry.get("passed") is True:
-            missing = "no output from this candidate" if known else "missing from the suite"
-            why.append(f"passed in the baseline, now {missing}")
-        return why
-    if entry.get("passed") is True and result.status != "pass":
-        why.append(_why_failed(result))
-    old, new = entry.get("score"), result.score
-    if (
-        isinstance(old, _NUMBER)
-        and not isinstance(old, bool)
-        and new is not None
-        and new < old - _SCORE_EPSILON
-    ):
-        why.append(f"score dropped {old:.3f} → {new:.3f}")
-    return why
-
-
 def diff(
     document: Mapping[str, Any],
     results: Sequence[Result],
     goldens: Mapping[str, Golden],
     tiers: Iterable[str] | None = None,
 ) -> Diff:
-    """Compare a run with a baseline.
+    """Compare a run of deterministic outcomes with a baseline of the same suite (the exact
+    rule); :func:`assay.regressions.diff` is the whole comparison, statistics included.
 
     Args:
         tiers: the tiers this run selected; baseline goldens of other tiers are not compared.
     """
-    wanted = set(tiers) if tiers else None
-    now = {(r.candidate, r.id): r for r in results}
-    regressions: list[Regression] = []
-    fixed: list[str] = []
-    changed: list[str] = []
-    memo: dict[AssertSpec, str] = {}
-    base: Mapping[str, Mapping[str, Any]] = document["goldens"]
-    for candidate in sorted(base):
-        for golden_id in sorted(base[candidate]):
-            entry = base[candidate][golden_id]
-            if wanted is not None and entry.get("tier") not in wanted:
-                continue
-            result = now.get((candidate, golden_id))
-            why = _compare(entry, result, golden_id in goldens)
-            if why:
-                regressions.append(Regression(candidate, golden_id, "; ".join(why)))
-            if result is None:
-                continue
-            if entry.get("passed") is False and result.status == "pass":
-                fixed.append(f"{candidate}/{golden_id}")
-            golden = goldens.get(golden_id)
-            recorded = entry.get("fingerprint")
-            if golden is not None and recorded and recorded != fingerprint(golden, memo):
-                changed.append(f"{candidate}/{golden_id}")
-    new = sorted(f"{r.candidate}/{r.id}" for r in results if r.id not in base.get(r.candidate, {}))
-    notes = []
-    if fixed:
-        notes.append(_listed("golden(s) went from fail to pass", fixed))
-    if changed:
-        notes.append(_listed("golden(s) changed their checks since the baseline", changed))
-    if new:
-        notes.append(_listed("golden(s) not in the baseline", new))
-    return Diff(regressions, notes)
+    return regressions_diff(
+        document,
+        results,
+        {},
+        selected=goldens,
+        whole_suite=True,
+        tiers=tiers,
+        changed=changed_goldens(document, goldens),
+    )
+
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Diff",
+    "Regression",
+    "build",
+    "changed_goldens",
+    "decided_count",
+    "diff",
+    "fingerprint",
+    "load",
+    "write",
+]

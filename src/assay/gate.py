@@ -18,6 +18,8 @@ from assay.config import Config
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
 from assay.outputs import load_outputs
+from assay.regressions import Rules, Trials
+from assay.regressions import diff as regressions_diff
 from assay.results import (
     CandidateSummary,
     ReportContent,
@@ -27,6 +29,7 @@ from assay.results import (
 )
 from assay.schemas import check_context
 from assay.similarity import get_backend
+from assay.vocabulary import TIER3
 
 Mode = Literal["report", "write-baseline", "check"]
 
@@ -66,10 +69,22 @@ class GateRun:
     goldens: dict[str, Golden] = field(default_factory=dict, repr=False)
     outputs: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     baseline_document: dict[str, Any] | None = field(default=None, repr=False)
+    # The evidence behind each random result, and why the gate could not decide (if it could
+    # not): too many errors. Undecided wins over failed: exit 1, never 2, on broken calls.
+    trials: dict[tuple[str, str], Trials] = field(default_factory=dict, repr=False)
+    undecided: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
+        if self.undecided:
+            return 1
         return 2 if self.gate_failures else 0
+
+    @property
+    def verdict(self) -> str:
+        if self.undecided:
+            return "undecided"
+        return "failed" if self.gate_failures else "passed"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (schema version 2); every view reads this."""
@@ -77,9 +92,11 @@ class GateRun:
         summary = out["summary"]
         summary["goldens"] = self.golden_count
         summary["mode"] = self.mode
-        summary["gate"] = "failed" if self.gate_failures else "passed"
+        summary["gate"] = self.verdict
         if self.gate_failures:
             summary["gate_failures"] = list(self.gate_failures)
+        if self.undecided:
+            summary["undecided"] = list(self.undecided)
         if self.notes:
             summary["notes"] = list(self.notes)
         if self.stats:
@@ -231,15 +248,71 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
         for c, m in outputs.items()
     }
+    gating = options.mode != "report" or config.min_pass_rate is not None
+    if gating:
+        run.trials = _trials(per_pair, results, live=options.candidates is not None)
+        run.undecided = _undecided(per_pair, config.gate.max_error_rate)
     _baseline_step(run, options, config, by_id)
     if config.min_pass_rate is not None:
-        for s in run.summaries:
-            if s.pass_rate < config.min_pass_rate:
-                run.gate_failures.append(
-                    f"candidate '{s.candidate}': pass rate {s.pass_rate:.1%} is below "
-                    f"min_pass_rate {config.min_pass_rate:.1%}"
-                )
+        _min_pass_rate(run, config.min_pass_rate)
     return run
+
+
+def _trials(
+    per_pair: list[list[Result]], results: list[Result], *, live: bool
+) -> dict[tuple[str, str], Trials]:
+    """The repeats behind each result whose outcome is random (a live output, a judge, more
+    than one repeat); a deterministic result is one trial and needs no record of its own."""
+    out: dict[tuple[str, str], Trials] = {}
+    for repeats, result in zip(per_pair, results, strict=True):
+        if live or len(repeats) > 1 or (result.decided_by == TIER3 and result.passed is not None):
+            out[(result.candidate, result.id)] = Trials.of(repeats, random=live)
+    return out
+
+
+def _undecided(per_pair: list[list[Result]], max_error_rate: float) -> list[str]:
+    """Why the gate cannot decide: more errors (failed calls, judge errors) than allowed.
+
+    A failed call says nothing about the candidate's quality, so it is never a regression; but
+    a run with too many of them has too little evidence to pass either.
+    """
+    total = errors = 0
+    first: list[str] = []
+    undecided_goldens: set[tuple[str, str]] = set()
+    for repeats in per_pair:
+        for r in repeats:
+            total += 1
+            if r.status == "error":
+                errors += 1
+                undecided_goldens.add((r.candidate, r.id))
+                note = next((n for n in r.notes if n not in first), None)
+                if note is not None and len(first) < 3:
+                    first.append(note)
+    if total == 0 or errors <= max_error_rate * total:
+        return []
+    why = "; ".join(first) if first else "no message"
+    return [
+        f"the gate cannot decide: {errors} of {total} result(s) are errors "
+        f"(max_error_rate {max_error_rate:g}), so {len(undecided_goldens)} golden(s) were not "
+        f"decided; first: {why}"
+    ]
+
+
+def _min_pass_rate(run: GateRun, minimum: float) -> None:
+    """A candidate whose pass rate over its decided results is below ``minimum`` fails the
+    gate; errors are left out of the rate (an outage is not a quality drop)."""
+    decided: dict[str, list[bool]] = {}
+    for r in run.results:
+        if r.status != "error":
+            decided.setdefault(r.candidate, []).append(r.status == "pass")
+    for s in run.summaries:
+        outcomes = decided.get(s.candidate, [])
+        rate = sum(outcomes) / len(outcomes) if outcomes else 0.0
+        if rate < minimum:
+            run.gate_failures.append(
+                f"candidate '{s.candidate}': pass rate {rate:.1%} is below "
+                f"min_pass_rate {minimum:.1%}"
+            )
 
 
 def _nothing_selected(options: GateOptions, config: Config) -> None:
@@ -257,19 +330,57 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
     )
 
 
+def suite_of(options: GateOptions, config: Config) -> str:
+    """What suite a run loaded, as the baseline records it: a baseline golden missing from a
+    run is "removed" only when the run loaded the same suite (a subset folder is no removal)."""
+    if options.example:
+        return "example"
+    root = options.path if options.path is not None else config.goldens
+    resolved = root.resolve()
+    try:
+        name = resolved.relative_to(config.root.resolve()).as_posix()
+    except ValueError:
+        name = resolved.as_posix()
+    # Without PATH the packaged defaults fill the tiers the project lacks: a different suite.
+    return name if options.path is not None else f"{name} (with packaged defaults)"
+
+
 def _baseline_step(
     run: GateRun, options: GateOptions, config: Config, by_id: dict[str, Golden]
 ) -> None:
     baseline_path = options.baseline or config.baseline
+    suite = suite_of(options, config)
     if options.mode == "write-baseline":
-        document = baseline_mod.build(run.results, by_id, run.summaries)
+        if run.undecided:
+            run.notes.append(f"baseline not written to {baseline_path}: {run.undecided[0]}")
+            return
+        document = baseline_mod.build(
+            run.results, by_id, run.summaries, trials=run.trials, suite=suite
+        )
         baseline_mod.write(baseline_path, document, force=options.force)
         run.baseline_path = baseline_path
     elif options.mode == "check":
         document = baseline_mod.load(baseline_path)
         run.baseline_path = baseline_path
         run.baseline_document = document
-        run.diff = baseline_mod.diff(document, run.results, by_id, options.tiers or None)
+        recorded = document.get("suite")
+        whole = recorded == suite if recorded is not None else options.path is None
+        run.diff = regressions_diff(
+            document,
+            run.results,
+            run.trials,
+            selected=by_id,
+            whole_suite=whole,
+            tiers=options.tiers or None,
+            strict=[g.id for g in by_id.values() if g.fields.get("gate") == "strict"],
+            changed=baseline_mod.changed_goldens(document, by_id),
+            rules=Rules(config.gate.alpha, config.gate.score_tolerance),
+        )
+        if document.get("schema_version") == 1:
+            run.diff.notes.append(
+                "the baseline is schema 1 (one trial per golden, no suite recorded): "
+                "rewrite it with --write-baseline to compare random outcomes fully"
+            )
         if run.diff.regressions:
             run.gate_failures.append(
                 f"{len(run.diff.regressions)} regression(s) against {baseline_path}"

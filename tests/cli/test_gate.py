@@ -51,7 +51,7 @@ def test_seed_self_test_write_check_and_regression(cli: CliRunner, project: Gold
     assert str(project.baseline) in out
 
     baseline = json.loads(project.baseline.read_text(encoding="utf-8"))
-    assert baseline["schema_version"] == 1
+    assert baseline["schema_version"] == 2
     entries = baseline["goldens"]["default"]
     assert set(entries) == {"sql-active-users", "json-invoice"}
     for entry in entries.values():
@@ -418,7 +418,7 @@ def test_write_baseline_refuses_to_disarm_the_gate(cli: CliRunner, project: Gold
     code, out, err = cli("run", "goldens", "--outputs", "empty.json", "--write-baseline", "--force")
     assert code == 0, err
     after = json.loads(project.baseline.read_text(encoding="utf-8"))
-    assert after["schema_version"] == 1
+    assert after["schema_version"] == 2
     statuses = {e["status"] for e in after["goldens"]["default"].values()}
     assert statuses == {"no-output"}
     assert project.baseline.read_bytes() != before
@@ -429,7 +429,7 @@ def test_write_baseline_honours_baseline_flag(cli: CliRunner, project: GoldensPr
         "run", "goldens", "--outputs", "good.json", "--write-baseline", "--baseline", "ci/b.json"
     )
     assert code == 0, err
-    assert json.loads((project.root / "ci" / "b.json").read_text())["schema_version"] == 1
+    assert json.loads((project.root / "ci" / "b.json").read_text())["schema_version"] == 2
     assert not project.baseline.exists()
     code, out, err = cli(
         "run", "goldens", "--outputs", "broken.json", "--check", "--baseline", "ci/b.json"

@@ -120,15 +120,17 @@ def test_an_exception_message_is_kept_on_one_short_line(tmp_path: Path) -> None:
     assert len(note) < 300
 
 
-def test_a_function_that_exits_under_check_is_a_regression_with_a_report(tmp_path: Path) -> None:
-    # The baseline passed; now the call fails: exit 2 because of the error result, the report
-    # says why, and assay itself did not take the function's exit code.
+def test_a_function_that_exits_under_check_cannot_decide_with_a_report(tmp_path: Path) -> None:
+    # The baseline passed; now the call fails: an error is no regression, so the gate cannot
+    # decide (exit 1, never 2), the report says why, and assay did not take the function's
+    # exit code (2).
     args = project(tmp_path, "prov:returns", RETURNED="'hello'")
     assert run_cli([*args, "--write-baseline"], tmp_path)[0] == 0
     project(tmp_path, "prov:exits")
     code, _, err = run_cli([*args, "--check"], tmp_path)
     assert "Traceback" not in err
-    assert code == 2
+    assert code == 1
+    assert "the gate cannot decide: 1 of 1 result(s) are errors" in err
     assert only_result(tmp_path)["status"] == "error"
 
 

@@ -152,6 +152,8 @@ def run_command(
     document = run.to_dict()
     emit(render(fmt, document, run.content()), output)
     _verdict_to_stderr(document, output)
+    for reason in run.undecided:  # the report is out; the exit code says: could not decide
+        click.echo(f"assay: error: {reason}", err=True)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         append_step_summary(render("markdown", document))
     return run.exit_code

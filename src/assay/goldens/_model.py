@@ -13,6 +13,9 @@ from assay.validate import is_number
 from assay.vocabulary import TIERS, Tier
 
 DEFAULT_THRESHOLD: Final[float] = 0.8
+# gate: strict keeps the exact rule (any pass -> not pass is a regression) for a golden whose
+# outcome is random; "statistical" is the default for random outcomes, said explicitly.
+GATE_RULES: Final = ("strict", "statistical")
 
 _LIST_OF_STR_FIELDS = (
     "completion_signals",
@@ -31,6 +34,7 @@ KNOWN_FIELDS: Final = frozenset(
         "rubric",
         "asserts",
         "threshold",
+        "gate",
         "expected_test_outcomes",
         *_LIST_OF_STR_FIELDS,
         *_STR_FIELDS,
@@ -158,6 +162,11 @@ def build_golden(
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise GoldenError(
             "threshold must be a number between 0 and 1", source=source, field="threshold"
+        )
+    gate = data.get("gate")
+    if gate is not None and gate not in GATE_RULES:
+        raise GoldenError(
+            f"unknown gate rule {gate!r} (use {', '.join(GATE_RULES)})", source=source, field="gate"
         )
     for name in _STR_FIELDS:
         if data.get(name) is not None and not isinstance(data[name], str):

@@ -73,8 +73,11 @@ def title(document: Document) -> str:
 
 
 def gate_state(document: Document) -> str:
-    """``failed`` (exit 2), ``passed`` (checked against a baseline) or ``report`` (no gate)."""
+    """``undecided`` (exit 1: too many errors to decide), ``failed`` (exit 2), ``passed``
+    (checked against a baseline) or ``report`` (no gate)."""
     summary = document["summary"]
+    if summary.get("undecided"):
+        return "undecided"
     if summary.get("gate_failures"):
         return "failed"
     return "passed" if "regressions" in document else "report"

@@ -180,7 +180,7 @@ def page_data(document: Document, content: ReportContent | None = None) -> dict[
         "subtitle": _subtitle(document, goldens),
         "verdict": {
             "state": gate_state(document),
-            "failures": list(summary.get("gate_failures", [])),
+            "failures": list(summary.get("gate_failures", [])) + list(summary.get("undecided", [])),
             "baseline": summary.get("baseline"),
         },
         "totals": {k: summary[k] for k in ("total", "counts", "pass_rate", "mean_score")}

@@ -126,7 +126,15 @@ def _gate_suite(root: ET.Element, document: Document) -> None:
         _sub(case, "failure", {"message": _short(reg["why"]), "type": "regression"}, reg["why"])
     case = ET.SubElement(suite, "testcase", {"classname": "gate", "name": "gate"})
     failures = summary.get("gate_failures", [])
-    if failures:
+    undecided = summary.get("undecided", [])
+    if undecided:  # JUnit's <error>: the test could not run, which is not a failure
+        _sub(
+            case,
+            "error",
+            {"message": _short(undecided[0]), "type": "undecided"},
+            "\n".join(undecided),
+        )
+    elif failures:
         _sub(case, "failure", {"message": _short(failures[0]), "type": "gate"}, "\n".join(failures))
 
 
@@ -160,6 +168,7 @@ def render_junit(document: Document) -> str:
         _properties(suite, _suite_properties(summary, document))
         for result in grouped.get(summary["candidate"], []):
             _testcase(suite, result)
-    if "regressions" in document or document["summary"].get("gate_failures"):
+    summary = document["summary"]
+    if "regressions" in document or summary.get("gate_failures") or summary.get("undecided"):
         _gate_suite(root, document)
     return _finish(root)

@@ -68,6 +68,9 @@ def _verdict(document: Document) -> str:
             f"{cell(', '.join(summary.get('tiers', [])))})"
         )
     state = gate_state(document)
+    if state == "undecided":
+        reasons = "; ".join(summary["undecided"])
+        return "⚠️ **assay gate: could not decide** (exit 1): " + cell(reasons, 1000)
     if state == "failed":
         failures = "; ".join(summary["gate_failures"])
         return "❌ **assay gate: FAILED** (exit 2): " + cell(failures, 1000)

@@ -146,8 +146,12 @@ def _gate_lines(document: Document, multi: bool) -> list[str]:
             lines.append(f"  REGRESSED  {who}: {reg['why']}")
         lines.extend(f"  note: {note}" for note in summary.get("baseline_notes", []))
     failures = summary.get("gate_failures", [])
+    undecided = summary.get("undecided", [])
     lines.extend(f"gate failed: {failure}" for failure in failures)
-    if regressions is not None or failures:
+    lines.extend(f"gate undecided: {reason}" for reason in undecided)
+    if undecided:
+        lines.append("gate: COULD NOT DECIDE (exit 1)")
+    elif regressions is not None or failures:
         lines.append("gate: FAILED (exit 2)" if failures else "gate: passed")
     return lines
 

@@ -89,6 +89,7 @@ const GATE = {
     const t = D.totals, v = D.verdict;
     const s = section("Summary", "summary"), cards = el("div", "cards");
     const gate = v.state === "failed" ? ["FAILED", "bad"] :
+      v.state === "undecided" ? ["could not decide", "bad"] :
       v.state === "passed" ? ["passed", "ok"] : ["not checked", "neutral"];
     cards.append(card("gate", gate[0], gate[1]), card("pass rate", pct(t.pass_rate)),
       card("mean score", num(t.mean_score)));
