@@ -39,3 +39,32 @@ def cli_process(tmp_path: Path) -> CliRunner:
 def project(tmp_path: Path) -> GoldensProject:
     """Two consistent markdown goldens (with an Origin section) plus good and broken outputs."""
     return make_project(tmp_path)
+
+
+# The suite for hostile inputs (bombs, special files, typos, broken providers, damaged state,
+# the peers' test vectors): `pytest -m hostile` runs it alone, in a few seconds.
+HOSTILE_MODULES = frozenset(
+    {
+        "tests/goldens/test_bounded_input.py",
+        "tests/goldens/test_near_miss_fields.py",
+        "tests/goldens/test_yaml_typed_values.py",
+        "tests/goldens/test_strict_goldens.py",
+        "tests/asserts/test_peer_semantics.py",
+        "tests/asserts/test_schema_offline.py",
+        "tests/attest/test_hostile_lines.py",
+        "tests/attest/test_lineage_recovery.py",
+        "tests/models/test_provider_failures.py",
+        "tests/models/test_cache_recovery.py",
+        "tests/test_baseline_hostile.py",
+        "tests/test_cli_io_errors.py",
+        "tests/cli/test_interrupt_at_start.py",
+        "tests/test_registered_schemas.py",
+    }
+)
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(_ROOT).as_posix() in HOSTILE_MODULES:
+            item.add_marker(pytest.mark.hostile)
