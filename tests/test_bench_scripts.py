@@ -21,6 +21,7 @@ CASES = {
     "attest_bench.py": ["--events", "20"],
     "live_bench.py": ["--goldens", "6", "--candidates", "2", "--concurrency", "4"],
     "html_bench.py": ["--goldens", "5", "--repeat", "1"],
+    "gate_calibration.py": ["--gates", "3"],
 }
 
 
