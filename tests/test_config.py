@@ -497,3 +497,47 @@ def test_the_contracts_example_config_is_valid(tmp_path: Path) -> None:
     assert config.schemas == {
         "https://example.com/address.json": tmp_path / "schemas" / "address.json"
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("[gate]\nalpha = 0\n", "gate.alpha", "must be a number > 0 and <= 1"),
+        ("[gate]\nalpha = 1.5\n", "gate.alpha", "must be a number > 0 and <= 1"),
+        (
+            "[gate]\nmax_error_rate = -0.1\n",
+            "gate.max_error_rate",
+            "must be a number between 0 and 1",
+        ),
+        ("[gate]\nmax_repeats = 0\n", "gate.max_repeats", "must be an integer >= 1"),
+        ("[gate]\nmax_repeats = 2.5\n", "gate.max_repeats", "must be an integer"),
+        ("[gate]\nalpah = 0.1\n", "gate.alpah", None),
+        (
+            "min_pass_rate = 0.5\n[gate]\nmin_pass_rate = 0.6\n",
+            "gate.min_pass_rate",
+            "give min_pass_rate once: at the top level or in [gate], not both",
+        ),
+    ],
+)
+def test_the_gate_block_is_validated(
+    tmp_path: Path, text: str, field: str, message: str | None
+) -> None:
+    write(tmp_path / "assay.toml", text)
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(tmp_path)
+    assert excinfo.value.field == field
+    if message is not None:
+        assert excinfo.value.message == message
+
+
+def test_the_gate_block_and_its_alias() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write(root / "assay.toml", "[gate]\nalpha = 0.01\nmin_pass_rate = 0.7\nmax_repeats = 9\n")
+        config = load_config(root)
+        assert (config.gate.alpha, config.gate.max_repeats) == (0.01, 9)
+        assert config.min_pass_rate == config.gate.min_pass_rate == 0.7
+        write(root / "assay.toml", "min_pass_rate = 0.4\n")
+        assert load_config(root).gate.min_pass_rate == 0.4

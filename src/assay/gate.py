@@ -18,7 +18,7 @@ from assay.config import Config
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
 from assay.outputs import load_outputs
-from assay.regressions import Rules, Trials
+from assay.regressions import Rules, Trials, undecided_pairs
 from assay.regressions import diff as regressions_diff
 from assay.results import (
     CandidateSummary,
@@ -50,6 +50,8 @@ class GateOptions:
     candidates: Path | None = None
     judge: bool = False
     progress: bool = False
+    alpha: float | None = None
+    max_repeats: int | None = None
 
 
 @dataclass(slots=True)
@@ -138,8 +140,9 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
 
 def _outputs(
     options: GateOptions, config: Config, goldens: list[Golden], by_id: dict[str, Golden]
-) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
-    """Every candidate's outputs, as lists (one per repeat), and run statistics."""
+) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any], Any]:
+    """Every candidate's outputs, as lists (one per repeat), run statistics, and the
+    candidates file of a live run (None for static outputs)."""
     if options.candidates is not None:
         from assay.models import generate_outputs, load_candidates_file
 
@@ -151,7 +154,7 @@ def _outputs(
             use_cache=not options.no_cache,
             progress=options.progress,
         )
-        return live.outputs, {"repeats": live.repeats, **live.stats.to_dict()}
+        return live.outputs, {"repeats": live.repeats, **live.stats.to_dict()}, spec
     outputs_path = example_paths()[1] if options.example else options.outputs
     if outputs_path is None:
         raise ConfigError(
@@ -159,7 +162,7 @@ def _outputs(
             field="--outputs",
         )
     flat = load_outputs(outputs_path, by_id)
-    return {c: {g: [o] for g, o in m.items()} for c, m in flat.items()}, {}
+    return {c: {g: [o] for g, o in m.items()} for c, m in flat.items()}, {}, None
 
 
 def _prime(
@@ -183,6 +186,73 @@ def _failed(output: Any) -> bool:
     return isinstance(output, CallFailed)
 
 
+@dataclass(slots=True)
+class _Scoring:
+    """What scoring an output needs, shared by the first look and any extra repeats."""
+
+    similarity: Any
+    backend_name: str
+    ctx: Any
+    judging: bool
+    config: Config
+    use_cache: bool
+
+    def score(
+        self,
+        outputs: dict[str, dict[str, list[Any]]],
+        goldens: list[Golden],
+        by_id: dict[str, Golden],
+        *,
+        fill_missing: bool = True,
+    ) -> tuple[list[tuple[str, str]], list[list[Result]]]:
+        """One result per repeat for each (candidate, golden), in candidate then suite order;
+        a golden with no output is ``no-output`` (or skipped, without ``fill_missing``)."""
+        keys: list[tuple[str, str]] = []
+        per_pair: list[list[Result]] = []
+        pending: list[tuple[int, int, Any]] = []
+        for candidate, produced in outputs.items():
+            for golden in goldens:
+                repeats = produced.get(golden.id)
+                if not repeats:
+                    if not fill_missing:
+                        continue
+                    repeats = [NO_OUTPUT]
+                results = []
+                for output in repeats:
+                    if _failed(output):
+                        results.append(error_result(golden, candidate, output.message))
+                        continue
+                    result = evaluate(
+                        golden,
+                        output,
+                        candidate,
+                        similarity=self.similarity,
+                        similarity_name=self.backend_name,
+                        ctx=self.ctx,
+                    )
+                    if self.judging and result.status == "needs-judge":
+                        pending.append((len(per_pair), len(results), output))
+                    results.append(result)
+                keys.append((candidate, golden.id))
+                per_pair.append(results)
+        if pending:
+            from assay.judge import apply_judge
+
+            judged = apply_judge(
+                [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],
+                self.config.judge,
+                root=self.config.root,
+                use_cache=self.use_cache,
+            )
+            for (p, r, _), result in zip(pending, judged, strict=True):
+                per_pair[p][r] = result
+        return keys, per_pair
+
+
+def _combine(per_pair: list[list[Result]]) -> list[Result]:
+    return [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in per_pair]
+
+
 def run_gate(options: GateOptions, config: Config) -> GateRun:
     """Score outputs against goldens; write or check the baseline as asked.
 
@@ -193,54 +263,42 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     if not goldens:
         _nothing_selected(options, config)
     by_id = {g.id: g for g in goldens}
-    outputs, stats = _outputs(options, config, goldens, by_id)
+    # Read the baseline first: a missing one fails before any model call, and adaptive
+    # repeats compare with it between looks.
+    document = (
+        baseline_mod.load(options.baseline or config.baseline)
+        if (options.mode == "check")
+        else None
+    )
+    outputs, stats, spec = _outputs(options, config, goldens, by_id)
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
-    ctx = check_context(config)
-    judging = options.judge or config.judge.verified
-    # Per (candidate, golden): one result per repeat, and the outputs the judge may need.
-    per_pair: list[list[Result]] = []
-    pending: list[tuple[int, int, Any]] = []
+    scoring = _Scoring(
+        similarity,
+        backend_name,
+        check_context(config),
+        options.judge or config.judge.verified,
+        config,
+        not options.no_cache,
+    )
+    keys, per_pair = scoring.score(outputs, goldens, by_id)
     notes: list[str] = []
     for candidate, produced in outputs.items():
-        for golden in goldens:
-            repeats = produced.get(golden.id) or [NO_OUTPUT]
-            results = []
-            for output in repeats:
-                if _failed(output):
-                    results.append(error_result(golden, candidate, output.message))
-                    continue
-                result = evaluate(
-                    golden,
-                    output,
-                    candidate,
-                    similarity=similarity,
-                    similarity_name=backend_name,
-                    ctx=ctx,
-                )
-                if judging and result.status == "needs-judge":
-                    pending.append((len(per_pair), len(results), output))
-                results.append(result)
-            per_pair.append(results)
         stray = sorted(k for k in produced if k not in by_id)
         if stray:
             notes.append(
                 f"candidate '{candidate}': {len(stray)} output(s) name no selected "
                 f"golden (e.g. {', '.join(stray[:3])})"
             )
-    if pending:
-        from assay.judge import apply_judge
-
-        judged = apply_judge(
-            [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],
-            config.judge,
-            root=config.root,
-            use_cache=not options.no_cache,
+    live = spec is not None
+    adaptive: _Adaptive | None = None
+    max_repeats = options.max_repeats or config.gate.max_repeats
+    if document is not None and spec is not None and max_repeats and max_repeats > spec.repeats:
+        adaptive = _adaptive_repeats(
+            document, keys, per_pair, spec, max_repeats, options, config, by_id, scoring, stats
         )
-        for (p, r, _), result in zip(pending, judged, strict=True):
-            per_pair[p][r] = result
-    results = [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in per_pair]
+    results = _combine(per_pair)
     summaries = summarize_by_candidate(results, list(outputs))
     run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)
     run.goldens = by_id
@@ -250,12 +308,80 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     }
     gating = options.mode != "report" or config.min_pass_rate is not None
     if gating:
-        run.trials = _trials(per_pair, results, live=options.candidates is not None)
+        run.trials = _trials(per_pair, results, live=live)
         run.undecided = _undecided(per_pair, config.gate.max_error_rate)
-    _baseline_step(run, options, config, by_id)
+    _baseline_step(run, options, config, by_id, document, adaptive)
     if config.min_pass_rate is not None:
         _min_pass_rate(run, config.min_pass_rate)
     return run
+
+
+@dataclass(frozen=True, slots=True)
+class _Adaptive:
+    """How adaptive repeats went: the planned looks and the first look's evidence."""
+
+    looks: int
+    first_look: dict[tuple[str, str], Trials]
+
+
+def _adaptive_repeats(
+    document: dict[str, Any],
+    keys: list[tuple[str, str]],
+    per_pair: list[list[Result]],
+    spec: Any,
+    max_repeats: int,
+    options: GateOptions,
+    config: Config,
+    by_id: dict[str, Golden],
+    scoring: _Scoring,
+    stats: dict[str, Any],
+) -> _Adaptive:
+    """Give the goldens whose comparison is still open more trials, a batch of ``repeats`` at a
+    time, up to ``max_repeats`` in all; model calls go only where the answer is uncertain.
+
+    The error rate holds: every look may reject, so the per-golden level is alpha divided by
+    the planned number of looks (Bonferroni), and the suite test reads the first look only.
+    ``per_pair`` grows in place and ``stats`` counts the extra calls.
+    """
+    from assay.models import generate_outputs
+
+    looks = -(-max_repeats // spec.repeats)
+    rules = Rules(
+        config.gate.alpha if options.alpha is None else options.alpha,
+        config.gate.score_tolerance,
+        looks,
+    )
+    strict = [g.id for g in by_id.values() if g.fields.get("gate") == "strict"]
+    first_look = _trials(per_pair, _combine(per_pair), live=True)
+    index = {key: i for i, key in enumerate(keys)}
+    goldens = list(by_id.values())
+    done = spec.repeats
+    while done < max_repeats:
+        results = _combine(per_pair)
+        trials = _trials(per_pair, results, live=True)
+        open_ = undecided_pairs(
+            document, results, trials, selected=by_id, strict=strict, rules=rules
+        )
+        if not open_:
+            break
+        batch = min(spec.repeats, max_repeats - done)
+        extra = generate_outputs(
+            [g for g in goldens if any((c, g.id) in open_ for c, _ in keys)],
+            spec,
+            root=config.root,
+            use_cache=not options.no_cache,
+            progress=options.progress,
+            repeats=range(done, done + batch),
+            only=open_,
+        )
+        for name, value in extra.stats.to_dict().items():
+            stats[name] = stats.get(name, 0) + value
+        extra_keys, extra_results = scoring.score(extra.outputs, goldens, by_id, fill_missing=False)
+        for key, repeats in zip(extra_keys, extra_results, strict=True):
+            per_pair[index[key]].extend(repeats)
+        done += batch
+    stats["repeats_max"] = max(len(rs) for rs in per_pair)
+    return _Adaptive(looks, first_look)
 
 
 def _trials(
@@ -346,7 +472,12 @@ def suite_of(options: GateOptions, config: Config) -> str:
 
 
 def _baseline_step(
-    run: GateRun, options: GateOptions, config: Config, by_id: dict[str, Golden]
+    run: GateRun,
+    options: GateOptions,
+    config: Config,
+    by_id: dict[str, Golden],
+    document: dict[str, Any] | None,
+    adaptive: _Adaptive | None,
 ) -> None:
     baseline_path = options.baseline or config.baseline
     suite = suite_of(options, config)
@@ -359,8 +490,7 @@ def _baseline_step(
         )
         baseline_mod.write(baseline_path, document, force=options.force)
         run.baseline_path = baseline_path
-    elif options.mode == "check":
-        document = baseline_mod.load(baseline_path)
+    elif options.mode == "check" and document is not None:
         run.baseline_path = baseline_path
         run.baseline_document = document
         recorded = document.get("suite")
@@ -374,7 +504,12 @@ def _baseline_step(
             tiers=options.tiers or None,
             strict=[g.id for g in by_id.values() if g.fields.get("gate") == "strict"],
             changed=baseline_mod.changed_goldens(document, by_id),
-            rules=Rules(config.gate.alpha, config.gate.score_tolerance),
+            rules=Rules(
+                config.gate.alpha if options.alpha is None else options.alpha,
+                config.gate.score_tolerance,
+                1 if adaptive is None else adaptive.looks,
+            ),
+            first_look=None if adaptive is None else adaptive.first_look,
         )
         if document.get("schema_version") == 1:
             run.diff.notes.append(

@@ -131,6 +131,7 @@ class Rules:
 
     alpha: float = 0.05
     score_tolerance: float = 0.0
+    looks: int = 1
 
 
 @dataclass(slots=True)
@@ -204,7 +205,7 @@ def _describe(test: _Test, alpha: float) -> str:
         interval = f" (95% CI {test.ci[0]:+.2f} to {test.ci[1]:+.2f})"
     return (
         f"{change}: {test.name} p = {test.p:.3g}, Holm-adjusted {test.adjusted:.3g} < alpha "
-        f"{alpha:g}; change {test.effect:+.2f}{interval}"
+        f"{alpha:.3g}; change {test.effect:+.2f}{interval}"
     )
 
 
@@ -240,6 +241,69 @@ def _listed(label: str, keys: Sequence[str]) -> str:
     return f"{len(keys)} {label}: {shown}"
 
 
+@dataclass(slots=True)
+class _Walk:
+    regressions: list[Regression] = field(default_factory=list)
+    tests: list[_Test] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    outside: int = 0
+
+
+def _walk(
+    document: Mapping[str, Any],
+    results: Sequence[Result],
+    trials: Mapping[tuple[str, str], Trials],
+    selected: Iterable[str],
+    whole_suite: bool,
+    tiers: Iterable[str] | None,
+    strict: Iterable[str],
+    rules: Rules,
+) -> _Walk:
+    """Every baseline entry the run selected: the exact rule's regressions, and the tests of
+    the random ones (not yet corrected)."""
+    wanted = set(tiers) if tiers else None
+    chosen = set(selected)
+    exact_only = set(strict)
+    now = {(r.candidate, r.id): r for r in results}
+    base: Mapping[str, Mapping[str, Any]] = document["goldens"]
+    out = _Walk()
+    for candidate in sorted(base):
+        for golden_id in sorted(base[candidate]):
+            entry = base[candidate][golden_id]
+            if wanted is not None and entry.get("tier") not in wanted:
+                continue
+            result = now.get((candidate, golden_id))
+            if result is None:
+                if golden_id not in chosen and not whole_suite:
+                    out.outside += 1  # outside this selection: not compared
+                elif entry.get("passed") is True:
+                    missing = (
+                        "no output from this candidate"
+                        if golden_id in chosen
+                        else "missing from the suite"
+                    )
+                    out.regressions.append(
+                        Regression(candidate, golden_id, f"passed in the baseline, now {missing}")
+                    )
+                continue
+            if entry.get("passed") is False and result.status == "pass":
+                out.fixed.append(f"{candidate}/{golden_id}")
+            before = Trials.from_entry(entry)
+            after = trials.get((candidate, golden_id)) or Trials.of([result], random=False)
+            if (before.random or after.random) and golden_id not in exact_only:
+                by_score = _score_decided(result.decided_by) or _score_decided(
+                    entry.get("decided_by")
+                )
+                test = _golden_test(candidate, golden_id, before, after, by_score)
+                if test is not None:
+                    out.tests.append(test)
+                continue
+            why = _exact_why(entry, result, rules.score_tolerance)
+            if why:
+                out.regressions.append(Regression(candidate, golden_id, "; ".join(why)))
+    return out
+
+
 def diff(
     document: Mapping[str, Any],
     results: Sequence[Result],
@@ -251,6 +315,7 @@ def diff(
     strict: Iterable[str] = (),
     changed: Iterable[str] = (),
     rules: Rules = Rules(),
+    first_look: Mapping[tuple[str, str], Trials] | None = None,
 ) -> Diff:
     """Compare a run with a baseline document.
 
@@ -264,73 +329,75 @@ def diff(
         tiers: the tiers this run selected; baseline goldens of other tiers are not compared.
         strict: goldens marked ``gate: strict`` (the exact rule even when random).
         changed: "candidate/id" of goldens whose checks changed since the baseline (a note).
-        rules: alpha and the score tolerance.
+        rules: alpha, the score tolerance and the number of looks of adaptive repeats.
+        first_look: with adaptive repeats, the trials of the first look: the suite test uses
+            them, since which goldens got more trials depended on the data.
     """
-    wanted = set(tiers) if tiers else None
-    chosen = set(selected)
-    exact_only = set(strict)
-    now = {(r.candidate, r.id): r for r in results}
+    walk = _walk(document, results, trials, selected, whole_suite, tiers, strict, rules)
     base: Mapping[str, Mapping[str, Any]] = document["goldens"]
-    regressions: list[Regression] = []
-    tests: list[_Test] = []
-    fixed: list[str] = []
-    outside = 0
-    for candidate in sorted(base):
-        for golden_id in sorted(base[candidate]):
-            entry = base[candidate][golden_id]
-            if wanted is not None and entry.get("tier") not in wanted:
-                continue
-            result = now.get((candidate, golden_id))
-            if result is None:
-                if golden_id not in chosen and not whole_suite:
-                    outside += 1  # outside this selection: not compared
-                elif entry.get("passed") is True:
-                    missing = (
-                        "no output from this candidate"
-                        if golden_id in chosen
-                        else ("missing from the suite")
-                    )
-                    regressions.append(
-                        Regression(candidate, golden_id, f"passed in the baseline, now {missing}")
-                    )
-                continue
-            if entry.get("passed") is False and result.status == "pass":
-                fixed.append(f"{candidate}/{golden_id}")
-            before = Trials.from_entry(entry)
-            after = trials.get((candidate, golden_id)) or Trials.of([result], random=False)
-            if (before.random or after.random) and golden_id not in exact_only:
-                by_score = _score_decided(result.decided_by) or _score_decided(
-                    entry.get("decided_by")
-                )
-                test = _golden_test(candidate, golden_id, before, after, by_score)
-                if test is not None:
-                    tests.append(test)
-                continue
-            why = _exact_why(entry, result, rules.score_tolerance)
-            if why:
-                regressions.append(Regression(candidate, golden_id, "; ".join(why)))
     notes: list[str] = []
-    regressions.extend(_significant(tests, rules.alpha, notes))
+    regressions = walk.regressions
+    regressions.extend(_significant(walk.tests, rules, notes, first_look or {}))
     new = sorted(f"{r.candidate}/{r.id}" for r in results if r.id not in base.get(r.candidate, {}))
-    if fixed:
-        notes.append(_listed("golden(s) went from fail to pass", fixed))
+    if walk.fixed:
+        notes.append(_listed("golden(s) went from fail to pass", walk.fixed))
     changed_list = sorted(changed)
     if changed_list:
         notes.append(_listed("golden(s) changed their checks since the baseline", changed_list))
     if new:
         notes.append(_listed("golden(s) not in the baseline", new))
-    if outside:
-        notes.append(f"{outside} baseline golden(s) outside this selection were not compared")
+    if walk.outside:
+        notes.append(f"{walk.outside} baseline golden(s) outside this selection were not compared")
     return Diff(regressions, notes)
 
 
-def _significant(tests: list[_Test], alpha: float, notes: list[str]) -> list[Regression]:
+def undecided_pairs(
+    document: Mapping[str, Any],
+    results: Sequence[Result],
+    trials: Mapping[tuple[str, str], Trials],
+    *,
+    selected: Iterable[str],
+    strict: Iterable[str] = (),
+    rules: Rules = Rules(),
+    futility: float = 0.5,
+) -> set[tuple[str, str]]:
+    """The (candidate, golden) pairs whose comparison is still open at this look: not yet
+    significant at the per-look level, but with a p-value below ``futility`` (a golden that
+    shows no sign of a drop is not worth more calls)."""
+    from assay import stats
+
+    walk = _walk(document, results, trials, selected, True, None, strict, rules)
+    level = _golden_level(walk.tests, rules)
+    adjusted = stats.holm([t.p for t in walk.tests])
+    return {
+        (t.candidate, t.id)
+        for t, adj in zip(walk.tests, adjusted, strict=True)
+        if adj > level and t.p < futility
+    }
+
+
+def _golden_level(tests: Sequence[_Test], rules: Rules) -> float:
+    """The level of the per-golden family: alpha, halved when suite tests share it, divided
+    among the looks of adaptive repeats (Bonferroni: any look may reject)."""
+    candidates = {t.candidate for t in tests}
+    has_suite = any(sum(1 for t in tests if t.candidate == c) >= 2 for c in candidates)
+    return (rules.alpha / 2 if has_suite else rules.alpha) / rules.looks
+
+
+def _significant(
+    tests: list[_Test],
+    rules: Rules,
+    notes: list[str],
+    first_look: Mapping[tuple[str, str], Trials],
+) -> list[Regression]:
     """The tests that are significant after correction, as regressions; the rest as notes.
 
     The per-golden tests are one family (Holm's step-down, which holds the family-wise error
     rate at its level for any dependence between the tests); each candidate's paired suite test
     is another. With suite tests present, alpha is split evenly between the families
-    (Bonferroni), so the whole gate's false-alarm rate stays at most ``alpha``.
+    (Bonferroni), so the whole gate's false-alarm rate stays at most ``alpha``. With adaptive
+    repeats the per-golden level is divided among the looks, and the suite test reads only the
+    first look (a fixed design).
     """
     from assay import stats
 
@@ -339,15 +406,16 @@ def _significant(tests: list[_Test], alpha: float, notes: list[str]) -> list[Reg
     by_candidate: dict[str, list[_Test]] = {}
     for test in tests:
         by_candidate.setdefault(test.candidate, []).append(test)
+    alpha = rules.alpha
     suites = {c: ts for c, ts in by_candidate.items() if len(ts) >= 2}
-    golden_alpha = alpha / 2 if suites else alpha
+    golden_alpha = _golden_level(tests, rules)
     suite_alpha = alpha / 2 / len(suites) if suites else 0.0
     for test, adjusted in zip(tests, stats.holm([t.p for t in tests]), strict=True):
         test.adjusted = adjusted
     out: list[Regression] = []
     quiet: list[_Test] = []
     for test in tests:
-        if test.adjusted < golden_alpha:
+        if test.adjusted <= golden_alpha:
             out.append(
                 Regression(
                     test.candidate,
@@ -359,17 +427,12 @@ def _significant(tests: list[_Test], alpha: float, notes: list[str]) -> list[Reg
         elif test.effect < 0:
             quiet.append(test)
     for candidate, ts in sorted(suites.items()):
-        pairs = [
-            (t.before.mean_score or 0.0, t.after.mean_score or 0.0)
-            if t.by_score
-            else (t.before.rate, t.after.rate)
-            for t in ts
-        ]
+        pairs = [_pair(t, first_look.get((t.candidate, t.id), t.after)) for t in ts]
         p = stats.paired_drop_p(pairs)
         worse = sum(1 for b, a in pairs if a < b)
         better = sum(1 for b, a in pairs if a > b)
         mean_change = sum(a - b for b, a in pairs) / len(pairs)
-        if p < suite_alpha:
+        if p <= suite_alpha:
             why = (
                 f"across {len(pairs)} goldens, {worse} did worse and {better} better (mean change "
                 f"{mean_change:+.3f}): paired sign-flip permutation test (one-sided) p = {p:.3g} "
@@ -393,6 +456,13 @@ def _significant(tests: list[_Test], alpha: float, notes: list[str]) -> list[Reg
             f"p = {worst.p:.3g})"
         )
     return out
+
+
+def _pair(test: _Test, after: Trials) -> tuple[float, float]:
+    """One golden's (before, after) for the suite test: mean scores or pass rates."""
+    if test.by_score and after.scores:
+        return test.before.mean_score or 0.0, after.mean_score or 0.0
+    return test.before.rate, after.rate
 
 
 def _evidence(test: _Test, level: float) -> dict[str, Any]:

@@ -43,6 +43,16 @@ from assay.vocabulary import TIERS
 @click.option("--write-baseline", is_flag=True, help="Write the baseline from this run.")
 @click.option("--check", is_flag=True, help="Exit 2 when a golden regressed against the baseline.")
 @click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True),
+    help="--check: significance level for random outcomes (default [gate] alpha, 0.05).",
+)
+@click.option(
+    "--max-repeats",
+    type=click.IntRange(min=1),
+    help="--check with --candidates: give undecided goldens more trials, up to N in all.",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Let --write-baseline replace a baseline that decided goldens with one that decides none.",
@@ -68,6 +78,8 @@ def run_command(
     baseline: Path | None,
     write_baseline: bool,
     check: bool,
+    alpha: float | None,
+    max_repeats: int | None,
     force: bool,
     no_cache: bool,
     self_test: bool,
@@ -83,6 +95,10 @@ def run_command(
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
+    if (alpha is not None or max_repeats is not None) and not check:
+        raise click.UsageError("--alpha and --max-repeats apply to --check")
+    if max_repeats is not None and candidates is None:
+        raise click.UsageError("--max-repeats applies to live runs (--candidates)")
     if self_test and (write_baseline or check):
         raise click.UsageError("--self-test checks the goldens; it takes no baseline flag")
     if example and path is not None:
@@ -139,6 +155,8 @@ def run_command(
         candidates=candidates,
         judge=use_judge,
         progress=fmt == "text" and output is None,
+        alpha=alpha,
+        max_repeats=max_repeats,
     )
     if self_test:
         from assay.goldens import self_test as run_self_test

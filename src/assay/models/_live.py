@@ -7,7 +7,7 @@ after its retries is a :class:`CallFailed` (scored as ``error``, never cached).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,13 +37,24 @@ def prompt_context(golden: Golden) -> dict[str, Any]:
     return context
 
 
-def build_calls(goldens: Sequence[Golden], spec: CandidatesFile) -> list[Call]:
+def build_calls(
+    goldens: Sequence[Golden],
+    spec: CandidatesFile,
+    *,
+    repeats: range | None = None,
+    only: Collection[tuple[str, str]] | None = None,
+) -> list[Call]:
+    """Every call of the run: each candidate × golden × repeat index in ``repeats`` (default
+    the file's ``range(repeats)``), or only the (candidate, golden) pairs in ``only``."""
+    indexes = range(spec.repeats) if repeats is None else repeats
     calls = []
     for candidate in spec.candidates:
         where = f"{spec.source} (candidate {candidate.id})"
         for golden in goldens:
+            if only is not None and (candidate.id, golden.id) not in only:
+                continue
             prompt = render(candidate.prompt, prompt_context(golden), where=where)
-            for repeat in range(spec.repeats):
+            for repeat in indexes:
                 calls.append(Call(candidate.id, golden.id, repeat, prompt, candidate.provider))
     return calls
 
@@ -55,9 +66,17 @@ def generate_outputs(
     root: Path,
     use_cache: bool = True,
     progress: bool = False,
+    repeats: range | None = None,
+    only: Collection[tuple[str, str]] | None = None,
 ) -> LiveOutputs:
-    """Make (or read from the cache) every call of the run."""
-    calls = build_calls(goldens, spec)
+    """Make (or read from the cache) every call of the run.
+
+    Args:
+        repeats: the repeat indexes to call (default ``range(spec.repeats)``); adaptive repeats
+            ask for later indexes of some goldens, each a call of its own in the cache.
+        only: just these (candidate, golden id) pairs.
+    """
+    calls = build_calls(goldens, spec, repeats=repeats, only=only)
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
         outcomes, stats = asyncio.run(
@@ -78,4 +97,4 @@ def generate_outputs(
             else CallFailed(outcome.error or "the call failed")
         )
         outputs[call.candidate].setdefault(call.golden, []).append(value)
-    return LiveOutputs(outputs, spec.repeats, stats)
+    return LiveOutputs(outputs, len(range(spec.repeats) if repeats is None else repeats), stats)
