@@ -81,7 +81,7 @@ def test_build_document_shape() -> None:
     summaries = [summarize("default", results)]
     document = baseline.build(results, by_id([g1, g2]), summaries)
     assert next(iter(document)) == "schema_version"
-    assert list(document) == ["schema_version", "assay_version", "summary", "goldens"]
+    assert list(document) == ["schema_version", "kind", "assay_version", "summary", "goldens"]
     assert document["schema_version"] == baseline.SCHEMA_VERSION == 2
     assert isinstance(document["assay_version"], str)
     assert document["summary"] == {"default": summaries[0].to_dict()}

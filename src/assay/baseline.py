@@ -59,12 +59,14 @@ def build(
     *,
     trials: Mapping[tuple[str, str], Trials] | None = None,
     suite: str | None = None,
+    kind: str = "gate",
 ) -> dict[str, Any]:
     """The baseline document for a run (schema_version first; field order is the format).
 
     Args:
         trials: the repeats behind each random result; their evidence is kept in the entry.
         suite: the suite the run loaded (see :func:`assay.gate.suite_of`).
+        kind: ``gate`` or ``agent``: which run wrote it (a check refuses the other kind).
     """
     per: dict[str, dict[str, Any]] = {}
     memo: dict[AssertSpec, str] = {}
@@ -83,7 +85,11 @@ def build(
         if found is not None:
             entry.update(found.to_dict())
         per.setdefault(r.candidate, {})[r.id] = entry
-    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "assay_version": __version__}
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "assay_version": __version__,
+    }
     if suite is not None:
         document["suite"] = suite
     document["summary"] = {s.candidate: s.to_dict() for s in summaries}
@@ -226,6 +232,12 @@ def load(path: Path) -> dict[str, Any]:
             f"unknown baseline schema version {version!r} (this assay reads {readable})",
             source=source,
             field="schema_version",
+        )
+    if "kind" in document and document["kind"] not in ("gate", "agent"):
+        raise BaselineError(
+            f"must be gate or agent (found {_json_type(document['kind'])})",
+            source=source,
+            field="kind",
         )
     if "suite" in document and not isinstance(document["suite"], str):
         raise BaselineError(

@@ -5,10 +5,11 @@ Commands parse flags and call :func:`run_agent`; renderers print the documents i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.agent._gate import AgentVerdict, agent_gate
 from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run, save_run
 from assay.agent._scoring import AttestationCheck, score_tasks
@@ -27,6 +28,10 @@ class AgentOptions:
     tiers: tuple[Tier, ...] = ()
     save: bool = True
     compare: bool = False
+    mode: str = "report"  # report | write-baseline | check
+    baseline: Path | None = None
+    force: bool = False
+    alpha: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +42,16 @@ class AgentOutcome:
     run_id: str | None
     comparison: dict[str, Any] | None
     compare_note: str | None = None
+    verdict: AgentVerdict = field(default_factory=AgentVerdict)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when the gate failed (a regression, min_score, min_pass_rate), else 0."""
+        return self.verdict.exit_code
 
     def view(self) -> dict[str, Any]:
         """The document views render: the record plus the comparison (never saved)."""
-        out = dict(self.document)
+        out = self.verdict.apply(dict(self.document))
         if self.comparison is not None:
             out["compare"] = self.comparison
         if self.compare_note is not None:
@@ -105,7 +116,8 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         ctx=check_context(config),
     )
     # The tasks and their telemetry are scored: let their memory serve the document (a large
-    # run's peak is all three at once otherwise).
+    # run's peak is all three at once otherwise); a gate keeps the tasks for fingerprints.
+    by_id = {t.id: t for t in tasks} if options.mode != "report" else {}
     del tasks, telemetry
     selection = {
         "tiers": list(tiers),
@@ -124,4 +136,14 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     run_id = save_run(config.root, document) if options.save else None
     if run_id is not None:
         document = {"run_id": run_id, **document}
-    return AgentOutcome(document, run_id, comparison, note)
+    verdict = agent_gate(
+        run,
+        by_id,
+        mode=options.mode,
+        baseline=options.baseline,
+        suite=f"{selection['goldens']} tiers {','.join(tiers)}",
+        force=options.force,
+        config=config,
+        alpha=options.alpha,
+    )
+    return AgentOutcome(document, run_id, comparison, note, verdict)

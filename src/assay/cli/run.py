@@ -117,10 +117,10 @@ def run_command(
     ]
     if len(sources) > 1:
         raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
-    if telemetry is not None and (write_baseline or check or self_test or similarity):
+    if telemetry is not None and (self_test or similarity or max_repeats is not None):
         raise click.UsageError(
-            "--telemetry scores an agent run; --write-baseline, --check, "
-            "--similarity and --self-test apply to --outputs"
+            "--telemetry scores an agent run; --similarity, --self-test and --max-repeats "
+            "apply to goldens runs"
         )
     if telemetry is None and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
@@ -129,15 +129,27 @@ def run_command(
     if telemetry is not None:
         from assay.agent import AgentOptions, run_agent
 
+        agent_mode = "write-baseline" if write_baseline else "check" if check else "report"
         outcome = run_agent(
-            AgentOptions(path, telemetry, cast(Any, tiers), not no_save, compare), config
+            AgentOptions(
+                path,
+                telemetry,
+                cast(Any, tiers),
+                not no_save,
+                compare,
+                mode=agent_mode,
+                baseline=baseline,
+                force=force,
+                alpha=alpha,
+            ),
+            config,
         )
         view = outcome.view()
         emit(render(fmt, view), output)
         _verdict_to_stderr(view, output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render("markdown", view))
-        return 0
+        return outcome.exit_code
 
     from assay.gate import GateOptions, load_selected, run_gate
 
