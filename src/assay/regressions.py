@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from assay.results import Result
@@ -134,19 +134,40 @@ class Rules:
     looks: int = 1
 
 
-@dataclass(slots=True)
+# The two internal records below are plain classes: a dataclass costs about 1 ms to create at
+# import, and every gate run imports this module.
 class _Test:
-    candidate: str
-    id: str
-    name: str
-    p: float
-    before: Trials
-    after: Trials
-    effect: float
-    ci: tuple[float, float] | None  # None when the samples are too few for an interval
-    by_score: bool
-    adjusted: float = 1.0
-    evidence: dict[str, Any] = field(default_factory=dict)
+    """One golden's one-sided test (``ci`` None when the samples are too few)."""
+
+    __slots__ = (
+        "adjusted",
+        "after",
+        "before",
+        "by_score",
+        "candidate",
+        "ci",
+        "effect",
+        "id",
+        "name",
+        "p",
+    )
+
+    def __init__(
+        self,
+        candidate: str,
+        golden_id: str,
+        name: str,
+        p: float,
+        before: Trials,
+        after: Trials,
+        effect: float,
+        ci: tuple[float, float] | None,
+        by_score: bool,
+    ):
+        self.candidate, self.id, self.name, self.p = candidate, golden_id, name, p
+        self.before, self.after, self.effect, self.ci = before, after, effect, ci
+        self.by_score = by_score
+        self.adjusted = 1.0
 
 
 def _score_decided(decided_by: Any) -> bool:
@@ -241,12 +262,16 @@ def _listed(label: str, keys: Sequence[str]) -> str:
     return f"{len(keys)} {label}: {shown}"
 
 
-@dataclass(slots=True)
 class _Walk:
-    regressions: list[Regression] = field(default_factory=list)
-    tests: list[_Test] = field(default_factory=list)
-    fixed: list[str] = field(default_factory=list)
-    outside: int = 0
+    """What walking the baseline found: exact regressions, tests to correct, fixed goldens."""
+
+    __slots__ = ("fixed", "outside", "regressions", "tests")
+
+    def __init__(self) -> None:
+        self.regressions: list[Regression] = []
+        self.tests: list[_Test] = []
+        self.fixed: list[str] = []
+        self.outside = 0
 
 
 def _walk(
@@ -405,10 +430,11 @@ def _significant(
     repeats the per-golden level is divided among the looks, and the suite test reads only the
     first look (a fixed design).
     """
-    from assay import stats
 
     if not tests:
         return []
+    from assay import stats
+
     by_candidate: dict[str, list[_Test]] = {}
     for test in tests:
         by_candidate.setdefault(test.candidate, []).append(test)
