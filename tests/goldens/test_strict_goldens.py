@@ -136,3 +136,13 @@ def test_packaged_goldens_load_under_strict(tmp_path: Path) -> None:
     (tmp_path / "assay.toml").write_text("strict = true\n", encoding="utf-8")
     code, _, err = run_cli(["run", "--example"], tmp_path)
     assert code == 0, err
+
+
+def test_the_gate_field_takes_strict_or_statistical(tmp_path: Path) -> None:
+    frontmatter = "id: g\ninput: q\ngate: exact\nasserts: [is-json]\n"
+    line = error_line(*run_golden(tmp_path, frontmatter))
+    assert line == (
+        f"assay: error: {Path('goldens', 'g.md')}:4: field 'gate': "
+        "unknown gate rule 'exact' (use strict, statistical)"
+    )
+    assert run_golden(tmp_path, "id: g\ninput: q\ngate: strict\nasserts: [is-json]\n", "{}")[0] == 0
