@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -54,15 +55,53 @@ class ProviderConfig:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """One model answer.
+
+    Attributes:
+        text: the output.
+        input_tokens / output_tokens: the usage the provider reported (0 when it did not).
+        finish_reason: why generation stopped, as the provider says it (``stop``,
+            ``length``, ``end_turn``, ``max_tokens``, ...), None when it does not say.
+    """
+
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    finish_reason: str | None = None
 
     def cost(self, config: ProviderConfig) -> float:
         return (
             self.input_tokens * config.cost_per_1k_input
             + self.output_tokens * config.cost_per_1k_output
         ) / 1000
+
+
+# Finish reasons that mean the answer was cut off by the length limit, per provider family.
+TRUNCATED_REASONS = frozenset({"length", "max_tokens", "model_length"})
+
+
+def server_message(body: bytes, limit: int = 300) -> str | None:
+    """The error message a server put in its response body (OpenAI's and Anthropic's
+    ``{"error": {"message": ...}}``, a plain ``{"message"}`` or ``{"error": "..."}``), on one
+    line and trimmed; None when there is none. It is the server's text: it never holds our key
+    (servers do not echo the Authorization header), and prompts are not quoted by these APIs."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    message: Any = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+        elif isinstance(error, str):
+            message = error
+        if message is None:
+            message = data.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return None
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class ProviderError(Exception):

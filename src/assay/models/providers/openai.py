@@ -11,7 +11,12 @@ import os
 import time
 from typing import Any
 
-from assay.models.providers._base import Completion, ProviderConfig, ProviderError
+from assay.models.providers._base import (
+    Completion,
+    ProviderConfig,
+    ProviderError,
+    server_message,
+)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -100,20 +105,22 @@ class OpenAIProvider:
                 f"connection failed ({type(exc).__name__})", retryable=True
             ) from None
         status = response.status_code
+        said = server_message(response.content)
+        detail = f": {said}" if said else ""
         if status == 429:
             raise ProviderError(
-                "rate limited (429)",
+                f"rate limited (429){detail}",
                 retryable=True,
                 retry_after=retry_after_seconds(response.headers.get("retry-after")),
             )
         if status >= 500:
             raise ProviderError(
-                f"server error ({status})",
+                f"server error ({status}){detail}",
                 retryable=True,
                 retry_after=retry_after_seconds(response.headers.get("retry-after")),
             )
         if status >= 400:
-            raise ProviderError(f"request rejected ({status})", retryable=False)
+            raise ProviderError(f"request rejected ({status}){detail}", retryable=False)
         try:
             data = json.loads(response.content)
             text = data["choices"][0]["message"]["content"]
@@ -124,10 +131,12 @@ class OpenAIProvider:
                 "malformed response (no choices[0].message.content)", retryable=True
             ) from None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        finish = data["choices"][0].get("finish_reason")
         return Completion(
             text,
             int(usage.get("prompt_tokens", 0) or 0),
             int(usage.get("completion_tokens", 0) or 0),
+            finish if isinstance(finish, str) else None,
         )
 
     async def aclose(self) -> None:
