@@ -254,7 +254,7 @@ def test_a_server_error_after_retries_is_an_error_result_and_not_cached(
     [result] = document["results"]
     assert result["status"] == "error"
     assert result["passed"] is False
-    assert result["notes"] == ["server error (500) after 1 attempt(s)"]
+    assert result["notes"] == ["server error (500): scripted 500 after 1 attempt(s)"]
     assert document["summary"]["counts"]["error"] == 1
     assert cache_count(tmp_path) == 0
     live_run(tmp_path, goldens, candidates)

@@ -200,7 +200,7 @@ def test_429_exhausting_retries_is_an_error(server: FakeOpenAI) -> None:
     outcomes, stats = run([call(openai(server, "flaky-429", max_retries=2))], delays=delays)
     [outcome] = outcomes
     assert outcome.completion is None
-    assert outcome.error == "rate limited (429) after 3 attempt(s)"
+    assert outcome.error == "rate limited (429): scripted 429 after 3 attempt(s)"
     assert server.count() == 3
     assert delays == [0.0, 0.0]
     assert stats.errors == 1
@@ -224,7 +224,7 @@ def test_500_retried_up_to_max_retries_then_error(server: FakeOpenAI) -> None:
     outcomes, stats = run([call(openai(server, "always-500", max_retries=3))], delays=delays)
     [outcome] = outcomes
     assert outcome.completion is None
-    assert outcome.error == "server error (500) after 4 attempt(s)"
+    assert outcome.error == "server error (500): scripted 500 after 4 attempt(s)"
     assert outcome.attempts == 4
     assert server.count(model="always-500") == 4  # the first attempt + 3 retries
     assert len(delays) == 3
@@ -236,7 +236,7 @@ def test_500_retried_up_to_max_retries_then_error(server: FakeOpenAI) -> None:
 def test_max_retries_zero_makes_exactly_one_request(server: FakeOpenAI) -> None:
     delays: list[float] = []
     outcomes, _ = run([call(openai(server, "always-500", max_retries=0))], delays=delays)
-    assert outcomes[0].error == "server error (500) after 1 attempt(s)"
+    assert outcomes[0].error == "server error (500): scripted 500 after 1 attempt(s)"
     assert server.count() == 1
     assert delays == []
 
@@ -246,7 +246,7 @@ def test_400_is_never_retried(server: FakeOpenAI) -> None:
     outcomes, stats = run([call(openai(server, "bad-request", max_retries=5))], delays=delays)
     [outcome] = outcomes
     assert outcome.completion is None
-    assert outcome.error == "request rejected (400) after 1 attempt(s)"
+    assert outcome.error == "request rejected (400): scripted 400 after 1 attempt(s)"
     assert server.count(model="bad-request") == 1
     assert delays == []
     assert stats.errors == 1
@@ -309,9 +309,9 @@ def test_a_mix_of_outcomes_keeps_call_order(server: FakeOpenAI) -> None:
     texts = [o.completion.text if o.completion else o.error for o in outcomes]
     assert texts == [
         "echo: prompt echo",
-        "request rejected (400) after 1 attempt(s)",
+        "request rejected (400): scripted 400 after 1 attempt(s)",
         "echo: prompt flaky-500",
-        "server error (500) after 2 attempt(s)",
+        "server error (500): scripted 500 after 2 attempt(s)",
         "echo: prompt flaky-429",
         "malformed response (no choices[0].message.content) after 2 attempt(s)",
     ]

@@ -2,8 +2,8 @@
 
 - Concurrency: at most ``max_concurrency`` calls in flight overall (workers pulling from one
   counter; no task per call) and at most each provider's own ``max_concurrency``.
-- Retries: 429 (honouring Retry-After), 5xx, timeouts and connection errors are retried with
-  exponential backoff and full jitter, up to ``max_retries``; other 4xx never are.
+- Retries: 429 (honouring Retry-After), 5xx and connection errors are retried with exponential
+  backoff and full jitter, up to ``max_retries``; a timeout once at most; other 4xx never are.
 - Cache: a hit makes no call; only successes are stored, as soon as they arrive, so an
   interrupted run keeps everything that finished and ``--resume`` continues from there.
 - Accounting: tokens and cost from the provider's usage fields.
@@ -25,6 +25,7 @@ from assay.models.providers import (
     Provider,
     ProviderConfig,
     ProviderError,
+    ProviderTimeout,
     make_provider,
 )
 
@@ -145,7 +146,7 @@ async def run_calls(
                 stats.cache_hits += 1
                 return Outcome(hit, cached=True)
         provider, limit = provider_for(call.config)
-        attempt = 0
+        attempt = timeouts = 0
         while True:
             attempt += 1
             stats.attempts += 1
@@ -154,7 +155,11 @@ async def run_calls(
                 async with limit:
                     completion = await provider.complete(call.prompt)
             except ProviderError as exc:
-                if not exc.retryable or attempt > call.config.max_retries:
+                timeouts += isinstance(exc, ProviderTimeout)
+                # A timeout is retried once at most: a model that generates until the timeout
+                # (no max_tokens, a missed stop token) would use every retry the same way.
+                out_of_time = isinstance(exc, ProviderTimeout) and timeouts > 1
+                if not exc.retryable or out_of_time or attempt > call.config.max_retries:
                     stats.errors += 1
                     return Outcome(None, f"{exc} after {attempt} attempt(s)", attempts=attempt)
                 result = pause(backoff_delay(attempt - 1, exc.retry_after, rng))

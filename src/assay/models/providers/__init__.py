@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from assay.models.providers._base import Completion, Provider, ProviderConfig, ProviderError
+from assay.models.providers._base import (
+    Completion,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    ProviderTimeout,
+)
 from assay.plugins import PROVIDERS_GROUP, PluginError, entry_point_of, find_plugin, has_plugin
 
 # The built-in provider types: the one list every validator and message reads.
@@ -96,8 +102,8 @@ class _PluginProvider:
         try:
             result = await asyncio.wait_for(self.inner.complete(prompt), self.config.timeout_s)
         except TimeoutError:
-            raise ProviderError(
-                f"{self.where} timed out after {self.config.timeout_s:g} s", retryable=True
+            raise ProviderTimeout(
+                f"{self.where} timed out after {self.config.timeout_s:g} s"
             ) from None
         except ProviderError:
             raise
@@ -129,6 +135,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderFactory",
+    "ProviderTimeout",
     "is_known_provider_type",
     "known_provider_types_text",
     "make_provider",

@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 
-from assay.models.providers._base import Completion, ProviderConfig, ProviderError
+from assay.models.providers._base import Completion, ProviderConfig, ProviderError, ProviderTimeout
 
 
 class CommandProvider:
@@ -41,8 +41,8 @@ class CommandProvider:
             await process.wait()
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            raise ProviderError(
-                f"the command timed out after {self.config.timeout_s:g} s", retryable=True
+            raise ProviderTimeout(
+                f"the command timed out after {self.config.timeout_s:g} s"
             ) from None
         if process.returncode is not None and process.returncode < 0:
             raise ProviderError(

@@ -15,6 +15,7 @@ from assay.models.providers._base import (
     Completion,
     ProviderConfig,
     ProviderError,
+    ProviderTimeout,
     server_message,
 )
 
@@ -97,9 +98,7 @@ class OpenAIProvider:
             finally:
                 self._busy[shard] -= 1
         except httpx.TimeoutException:
-            raise ProviderError(
-                f"timed out after {self.config.timeout_s:g} s", retryable=True
-            ) from None
+            raise ProviderTimeout(f"timed out after {self.config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
             raise ProviderError(
                 f"connection failed ({type(exc).__name__})", retryable=True

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from assay.models.providers._base import Completion, ProviderConfig, ProviderError
+from assay.models.providers._base import Completion, ProviderConfig, ProviderError, ProviderTimeout
 
 # Far above any real call, and low enough that cost arithmetic stays finite.
 MAX_TOKENS: Final = 10**12
@@ -148,8 +148,8 @@ class PythonProvider:
         try:
             ok, value = await asyncio.wait_for(pending, self.config.timeout_s)
         except TimeoutError:
-            raise ProviderError(
-                f"the function timed out after {self.config.timeout_s:g} s", retryable=True
+            raise ProviderTimeout(
+                f"the function timed out after {self.config.timeout_s:g} s"
             ) from None
         if not ok:
             if isinstance(value, KeyboardInterrupt | ProviderError):
