@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS outputs (
     text TEXT NOT NULL,
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    finish_reason TEXT
 )
 """
 
@@ -131,6 +132,17 @@ def _open(path: Path) -> sqlite3.Connection:
     return db
 
 
+def _add_finish_reason(db: sqlite3.Connection) -> None:
+    """Caches written before finish reasons were kept gain the column (NULL: not recorded)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(outputs)")}
+    if "finish_reason" not in columns:
+        try:
+            db.execute("ALTER TABLE outputs ADD COLUMN finish_reason TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
+
+
 def _prepare(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA busy_timeout=30000")
     # Switching a new file to WAL needs an exclusive lock and does not wait on the busy
@@ -140,6 +152,7 @@ def _prepare(db: sqlite3.Connection) -> None:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
+            _add_finish_reason(db)
             break
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or attempt == 199:
@@ -163,14 +176,30 @@ class OutputCache:
     def get(self, key: str) -> Completion | None:
         with _cache_errors(self.path):
             row = self._db.execute(
-                "SELECT text, input_tokens, output_tokens FROM outputs WHERE key = ?", (key,)
+                "SELECT text, input_tokens, output_tokens, finish_reason FROM outputs"
+                " WHERE key = ?",
+                (key,),
             ).fetchone()
-        return None if row is None else Completion(row[0], int(row[1]), int(row[2]))
+        if row is None:
+            return None
+        return Completion(row[0], int(row[1]), int(row[2]), row[3])
 
     def put(self, key: str, completion: Completion) -> None:
-        row = (key, completion.text, completion.input_tokens, completion.output_tokens, time.time())
+        row = (
+            key,
+            completion.text,
+            completion.input_tokens,
+            completion.output_tokens,
+            time.time(),
+            completion.finish_reason,
+        )
         with _cache_errors(self.path):
-            self._db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?, ?)", row)
+            self._db.execute(
+                "INSERT OR REPLACE INTO outputs"
+                " (key, text, input_tokens, output_tokens, created, finish_reason)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
 
     def count(self) -> int:
         with _cache_errors(self.path):
