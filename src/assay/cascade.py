@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from assay.asserts import (
     DEFAULT_CONTEXT,
+    TRUNCATED,
     CheckContext,
     CheckResult,
     OutputView,
@@ -59,15 +60,37 @@ def evaluate(
     similarity: SimilarityFn | None = None,
     similarity_name: str = "none",
     ctx: CheckContext = DEFAULT_CONTEXT,
+    finish_reason: str | None = None,
 ) -> Result:
-    """Decide one (candidate, golden) pair. Never raises for a bad assert or output."""
+    """Decide one (candidate, golden) pair. Never raises for a bad assert or output.
+
+    ``finish_reason``, why a live model stopped, is kept on the result; a stop at the length
+    limit adds a ``truncated`` note (and fails ``natural-stop``)."""
+    result = _evaluate(golden, output, candidate, similarity, similarity_name, ctx, finish_reason)
+    if finish_reason is None:
+        return result
+    notes = result.notes
+    if finish_reason in TRUNCATED:
+        notes = (*notes, f"truncated: the model stopped at its length limit ({finish_reason})")
+    return replace(result, finish_reason=finish_reason, notes=notes)
+
+
+def _evaluate(
+    golden: Golden,
+    output: Any,
+    candidate: str,
+    similarity: SimilarityFn | None,
+    similarity_name: str,
+    ctx: CheckContext,
+    finish_reason: str | None,
+) -> Result:
     if output is NO_OUTPUT:
         return _decided(
             golden, candidate, "no-output", 0.0, None, (), ("no output for this golden",)
         )
     status: Status
     if golden.asserts:
-        view = OutputView(output)
+        view = OutputView(output, finish_reason=finish_reason)
         checks = tuple(run_assert(spec, view, ctx) for spec in golden.asserts)
         passed_count = sum(1 for c in checks if c.passed)
         status = "pass" if passed_count == len(checks) else "fail"

@@ -75,6 +75,8 @@ class GateRun:
     # not): too many errors. Undecided wins over failed: exit 1, never 2, on broken calls.
     trials: dict[tuple[str, str], Trials] = field(default_factory=dict, repr=False)
     undecided: list[str] = field(default_factory=list)
+    # A live run's answers go into its --json results (static outputs are the user's file).
+    live: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -91,6 +93,11 @@ class GateRun:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (schema version 2); every view reads this."""
         out = results_document("gate", self.results, self.summaries)
+        if self.live:
+            for result in out["results"]:
+                produced = self.outputs.get(result["candidate"], {})
+                if result["id"] in produced and result["status"] != "error":
+                    result["output"] = produced[result["id"]]
         summary = out["summary"]
         summary["goldens"] = self.golden_count
         summary["mode"] = self.mode
@@ -141,8 +148,8 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
 def _outputs(
     options: GateOptions, config: Config, goldens: list[Golden], by_id: dict[str, Golden]
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any], Any]:
-    """Every candidate's outputs, as lists (one per repeat), run statistics, and the
-    candidates file of a live run (None for static outputs)."""
+    """Every candidate's outputs, as lists (one per repeat), run statistics, and for a live
+    run its candidates file and finish reasons (None for static outputs)."""
     if options.candidates is not None:
         from assay.models import generate_outputs, load_candidates_file
 
@@ -154,7 +161,8 @@ def _outputs(
             use_cache=not options.no_cache,
             progress=options.progress,
         )
-        return live.outputs, {"repeats": live.repeats, **live.stats.to_dict()}, spec
+        stats = {"repeats": live.repeats, **live.stats.to_dict()}
+        return live.outputs, stats, (spec, live.finish)
     outputs_path = example_paths()[1] if options.example else options.outputs
     if outputs_path is None:
         raise ConfigError(
@@ -204,6 +212,7 @@ class _Scoring:
         by_id: dict[str, Golden],
         *,
         fill_missing: bool = True,
+        finish: dict[str, dict[str, list[str | None]]] | None = None,
     ) -> tuple[list[tuple[str, str]], list[list[Result]]]:
         """One result per repeat for each (candidate, golden), in candidate then suite order;
         a golden with no output is ``no-output`` (or skipped, without ``fill_missing``)."""
@@ -218,7 +227,8 @@ class _Scoring:
                         continue
                     repeats = [NO_OUTPUT]
                 results = []
-                for output in repeats:
+                reasons = (finish or {}).get(candidate, {}).get(golden.id) or []
+                for index, output in enumerate(repeats):
                     if _failed(output):
                         results.append(error_result(golden, candidate, output.message))
                         continue
@@ -229,6 +239,7 @@ class _Scoring:
                         similarity=self.similarity,
                         similarity_name=self.backend_name,
                         ctx=self.ctx,
+                        finish_reason=reasons[index] if index < len(reasons) else None,
                     )
                     if self.judging and result.status == "needs-judge":
                         pending.append((len(per_pair), len(results), output))
@@ -270,7 +281,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         if (options.mode == "check")
         else None
     )
-    outputs, stats, spec = _outputs(options, config, goldens, by_id)
+    outputs, stats, live_info = _outputs(options, config, goldens, by_id)
+    spec, finish = live_info if live_info is not None else (None, None)
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
@@ -282,7 +294,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         config,
         not options.no_cache,
     )
-    keys, per_pair = scoring.score(outputs, goldens, by_id)
+    keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish)
     notes: list[str] = []
     for candidate, produced in outputs.items():
         stray = sorted(k for k in produced if k not in by_id)
@@ -301,6 +313,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     results = _combine(per_pair)
     summaries = summarize_by_candidate(results, list(outputs))
     run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)
+    run.live = live
     run.goldens = by_id
     run.outputs = {
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
@@ -376,7 +389,9 @@ def _adaptive_repeats(
         )
         for name, value in extra.stats.to_dict().items():
             stats[name] = stats.get(name, 0) + value
-        extra_keys, extra_results = scoring.score(extra.outputs, goldens, by_id, fill_missing=False)
+        extra_keys, extra_results = scoring.score(
+            extra.outputs, goldens, by_id, fill_missing=False, finish=extra.finish
+        )
         for key, repeats in zip(extra_keys, extra_results, strict=True):
             per_pair[index[key]].extend(repeats)
         done += batch

@@ -62,6 +62,7 @@ class Result:
         telemetry: an agent task's measured cost, duration and failed tests (None: no telemetry).
         failure: an agent task's failure category and details.
         safety: why an agent task's attestation zeroed Safety, if it did.
+        finish_reason: why a live model stopped (``stop``, ``length``, ...), when it said.
     """
 
     id: str
@@ -78,6 +79,7 @@ class Result:
     telemetry: Mapping[str, float | int] | None = None
     failure: tuple[str, str] | None = None
     safety: str | None = None
+    finish_reason: str | None = None
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -124,6 +126,8 @@ class Result:
             out["failure"] = {"category": self.failure[0], "details": self.failure[1]}
         if self.safety is not None:
             out["safety"] = self.safety
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason
         return out
 
 

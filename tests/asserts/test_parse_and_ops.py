@@ -25,8 +25,20 @@ from assay.asserts import (
 from assay.errors import GoldenError
 
 
+@dataclass(frozen=True)
+class Finished:
+    """A live output and why the model stopped (for natural-stop)."""
+
+    text: str
+    finish_reason: str
+
+
 def check(raw: Any, output: Any, *, text: bool = True, ctx: CheckContext | None = None):
-    return run_assert(parse_assert(raw), OutputView(output, text=text), ctx or DEFAULT_CONTEXT)
+    if isinstance(output, Finished):
+        view = OutputView(output.text, finish_reason=output.finish_reason)
+    else:
+        view = OutputView(output, text=text)
+    return run_assert(parse_assert(raw), view, ctx or DEFAULT_CONTEXT)
 
 
 def assert_failed_with_reason(result: CheckResult) -> None:
@@ -53,6 +65,7 @@ DESIGN_OPS = {
     "is-sql",
     "is-sql-ish",
     "levenshtein",
+    "natural-stop",
 }
 
 
@@ -95,6 +108,7 @@ OP_CASES: dict[str, OpCase] = {
     ),
     "is-sql": OpCase({}, "SELECT a FROM t", "hello there friend", {"dialect": "nosuchdialect"}),
     "is-sql-ish": OpCase({}, "SELECT a FROM t", "The answer is 42.", {"value": "x"}),
+    "natural-stop": OpCase({}, Finished("hi", "stop"), Finished("hi", "length"), {"value": "x"}),
     "levenshtein": OpCase(
         {"value": "kitten", "threshold": 3},
         "sitting",

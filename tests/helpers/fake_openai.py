@@ -48,6 +48,7 @@ MODELS = {
     "rendezvous": "hold requests until `rendezvous_n` were in flight at once (or 5 s), then echo",
     "alternate": "per prompt: odd requests answer 'PASS', even ones 'FAIL'",
     "hang-after": "the first `hang_after` requests echo; later ones hang until `release()`",
+    "truncated": "echo, with finish_reason 'length' (cut off at the length limit)",
     "judge-json": "a JSON verdict {score, reason}",
     "judge-fenced": "the JSON verdict in a ```json fence inside prose",
     "judge-prose": "prose with the JSON verdict inline",
@@ -413,7 +414,7 @@ class FakeOpenAI:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
+                        "finish_reason": "length" if model == "truncated" else "stop",
                     }
                 ],
                 "usage": {

@@ -8,11 +8,13 @@ from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as
 from assay.asserts._registry import KNOWN_OPS, OPS, PluginOp, find_op, register_op, run_assert
 from assay.asserts._result import CheckResult
 from assay.asserts._spec import AssertSpec, parse_assert
+from assay.asserts._stop import TRUNCATED
 
 __all__ = [
     "DEFAULT_CONTEXT",
     "KNOWN_OPS",
     "OPS",
+    "TRUNCATED",
     "AssertSpec",
     "CheckContext",
     "CheckResult",

@@ -33,15 +33,18 @@ DEFAULT_CONTEXT = CheckContext()
 class OutputView:
     """A candidate output plus its JSON parse and its text form, each computed lazily and once."""
 
-    __slots__ = ("_json", "_text", "is_text", "raw")
+    __slots__ = ("_json", "_text", "finish_reason", "is_text", "raw")
 
-    def __init__(self, raw: Any, *, text: bool = True):
+    def __init__(self, raw: Any, *, text: bool = True, finish_reason: str | None = None):
         """``text=True``: a string output is text that may hold JSON (parsed on demand);
         ``text=False``: the output is already a JSON value, strings included.
 
         ``is_text`` is True for the first case only: ``equals`` compares such an output as text
-        and any other output as a JSON value (the value at a pointer is one)."""
+        and any other output as a JSON value (the value at a pointer is one).
+
+        ``finish_reason`` is why the model stopped (a live output), for ``natural-stop``."""
         self.raw = raw
+        self.finish_reason = finish_reason
         self.is_text = text and isinstance(raw, str)
         self._json: Any = _UNPARSED if self.is_text else raw
         if not self.is_text and not _json_shaped(raw):

@@ -18,6 +18,7 @@ from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
 from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
 from assay.asserts._spec import NOT_PREFIX, AssertSpec
 from assay.asserts._sql import op_is_sql, op_is_sql_ish
+from assay.asserts._stop import op_natural_stop
 from assay.asserts._text import (
     op_contains,
     op_contains_all,
@@ -52,6 +53,7 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
     "is-sql": (op_is_sql, frozenset({"value", "dialect"})),
     "is-sql-ish": (op_is_sql_ish, frozenset()),
     "levenshtein": (op_levenshtein, frozenset({"value", "threshold"})),
+    "natural-stop": (op_natural_stop, frozenset()),
 }
 
 # The built-in ops, read-only: adding an op goes through register_op or an entry point, so

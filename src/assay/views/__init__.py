@@ -2,7 +2,8 @@
 saved run record) and only reads it; the HTML report may also show content the document never
 holds (inputs, expected answers, outputs), passed as :class:`~assay.results.ReportContent`.
 
-Built-in formats: ``text``, ``json``, ``markdown``, ``junit``, ``html``. Each renderer module is
+Built-in formats: ``text``, ``json``, ``markdown``, ``junit``, ``html``, and ``outputs`` (the
+answers as an outputs file ``--outputs`` reads back). Each renderer module is
 imported only when its format is asked for. Any other format is a plugin named ``pkg/name``
 (the ``assay.formats`` entry point group, see :mod:`assay.formats` and docs/plugins.md).
 """
@@ -18,13 +19,14 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from assay.results import ReportContent
 
-FORMATS: Final = ("text", "json", "markdown", "junit", "html")
+FORMATS: Final = ("text", "json", "markdown", "junit", "html", "outputs")
 # format -> (module, function); the function takes (document) or (document, content).
 _RENDERERS: Final = {
     "text": ("assay.views._text", "render_text"),
     "markdown": ("assay.views._markdown", "render_markdown"),
     "junit": ("assay.views._junit", "render_junit"),
     "html": ("assay.views._html", "render_html"),
+    "outputs": ("assay.views._outputs", "render_outputs"),
 }
 
 
@@ -58,7 +60,7 @@ def render(fmt: str, document: Mapping[str, Any], content: ReportContent | None 
     """
     if fmt == "json":
         return dump_json(document)
-    if fmt == "html":
+    if fmt in ("html", "outputs"):
         return renderer(fmt)(document, content)
     if fmt in _RENDERERS:
         return renderer(fmt)(document)

@@ -1,0 +1,40 @@
+"""``--format outputs``: the run's answers as an outputs file that ``assay run --outputs`` reads
+back (JSONL rows ``{"id", "candidate", "output"}``), to inspect, keep, or re-score a live run
+without calling the model again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from assay.errors import AssayError
+from assay.results import ReportContent
+
+# Results that hold no answer: a failed call's "output" is its error message.
+_NO_ANSWER = frozenset({"error", "no-output"})
+
+
+def render_outputs(document: Mapping[str, Any], content: ReportContent | None) -> str:
+    """One JSONL row per (candidate, golden) that has an answer (the first repeat's).
+
+    Raises:
+        AssayError: the document is not a goldens run (an agent run has no outputs).
+    """
+    if document.get("kind") != "gate":
+        raise AssayError("--format outputs applies to goldens runs, which have outputs")
+    known = content.outputs if content is not None else {}
+    lines = []
+    for result in document["results"]:
+        if result["status"] in _NO_ANSWER:
+            continue
+        produced = known.get(result["candidate"], {})
+        if result["id"] in produced:
+            output = produced[result["id"]]
+        elif "output" in result:
+            output = result["output"]
+        else:
+            continue
+        row = {"id": result["id"], "candidate": result["candidate"], "output": output}
+        lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
