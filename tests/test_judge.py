@@ -88,7 +88,7 @@ def test_parse_verdict_rejects_what_is_not_a_verdict(text: str) -> None:
         ('verified = "yes"', "judge.verified", "must be true or false"),
         ("rubric_prompt = 3", "judge.rubric_prompt", "must be a string"),
         ("provider = 3", "judge.provider", "must be a table"),
-        ('provider = {type = "openai"}', "judge.provider.base_url", "needs 'base_url'"),
+        ('provider = {type = "python"}', "judge.provider.function", "needs 'function'"),
         ('provider = {type = "nope"}', "judge.provider.type", "provider type"),
     ],
 )
@@ -452,3 +452,19 @@ def test_judge_grades_live_candidate_outputs_and_both_are_cached(
     assert code == 0, err
     assert server.total == 4  # outputs and verdicts both came from the cache
     assert json.loads(out2)["results"] == document["results"]
+
+
+def test_judge_calls_are_counted_apart_from_candidate_calls(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json"))
+    first = judged_run(tmp_path, goldens, outputs, "--judge")["summary"]["model_calls"]
+    judge = first["judge"]
+    assert (judge["made"], judge["cache_hits"], judge["errors"]) == (4, 0, 0)
+    assert judge["input_tokens"] > 0 and judge["output_tokens"] > 0
+    assert "made" not in first  # static outputs: no candidate calls were made
+    second = judged_run(tmp_path, goldens, outputs, "--judge")["summary"]["model_calls"]
+    assert (second["judge"]["made"], second["judge"]["cache_hits"]) == (0, 4)
+    code, out, _ = run_cli(["run", goldens, "--outputs", outputs, "--judge"], tmp_path)
+    assert code == 0
+    assert "judge calls: 0 made, 4 from the cache, 0 failed" in out

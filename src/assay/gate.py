@@ -204,6 +204,7 @@ class _Scoring:
     judging: bool
     config: Config
     use_cache: bool
+    judge_stats: Any = None  # a RunStats once the judge has been called
 
     def score(
         self,
@@ -248,12 +249,17 @@ class _Scoring:
                 per_pair.append(results)
         if pending:
             from assay.judge import apply_judge
+            from assay.models import RunStats
+
+            if self.judge_stats is None:
+                self.judge_stats = RunStats()
 
             judged = apply_judge(
                 [(per_pair[p][r], out, by_id[per_pair[p][r].id]) for p, r, out in pending],
                 self.config.judge,
                 root=self.config.root,
                 use_cache=self.use_cache,
+                stats=self.judge_stats,
             )
             for (p, r, _), result in zip(pending, judged, strict=True):
                 per_pair[p][r] = result
@@ -310,6 +316,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         adaptive = _adaptive_repeats(
             document, keys, per_pair, spec, max_repeats, options, config, by_id, scoring, stats
         )
+    if scoring.judge_stats is not None:  # judge calls are counted apart from the candidates'
+        stats = {**stats, "judge": scoring.judge_stats.to_dict()}
     results = _combine(per_pair)
     summaries = summarize_by_candidate(results, list(outputs))
     run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)

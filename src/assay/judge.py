@@ -33,7 +33,7 @@ from assay.vocabulary import TIER3
 if TYPE_CHECKING:
     from assay.config import JudgeSettings
     from assay.goldens import Golden
-    from assay.models import OutputCache
+    from assay.models import OutputCache, RunStats
     from assay.results import Result
 
 
@@ -104,8 +104,12 @@ async def judge_texts(
     *,
     cache: OutputCache | None,
     max_concurrency: int = 16,
+    stats: RunStats | None = None,
 ) -> list[tuple[Verdict | None, str | None]]:
     """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text.
+
+    ``stats``, when given, counts the judge's calls, tokens and cost (apart from the
+    candidates': a run's judge costs money too).
 
     Raises:
         ConfigError: no ``[judge.provider]`` is configured, or the provider cannot start
@@ -130,7 +134,7 @@ async def judge_texts(
     for attempt in (0, 1):  # one more ask for an unparseable verdict, then judge-error
         calls = [Call("judge", str(i), attempt, prompts[i], config, "judge") for i in pending]
         try:
-            outcomes, _stats = await run_calls(
+            outcomes, made = await run_calls(
                 calls,
                 cache=cache,
                 max_concurrency=max_concurrency,
@@ -140,6 +144,8 @@ async def judge_texts(
             if exc.source is None:
                 raise ConfigError(exc.message, source=source, field=exc.field) from None
             raise
+        if stats is not None:
+            stats.add(made)
         retry = []
         for i, outcome in zip(pending, outcomes, strict=True):
             if outcome.completion is None:
@@ -163,6 +169,7 @@ def apply_judge(
     *,
     root: Path,
     use_cache: bool,
+    stats: RunStats | None = None,
 ) -> list[Result]:
     """Decide ``needs-judge`` results with the judge: pass when score ≥ the golden's threshold;
     an unusable verdict or a failed call is ``error`` (judge-error), never a pass."""
@@ -181,7 +188,7 @@ def apply_judge(
     ]
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
-        verdicts = asyncio.run(judge_texts(items, settings, cache=cache))
+        verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats))
     finally:
         if cache is not None:
             cache.close()

@@ -125,12 +125,16 @@ def _compare(comparison: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _calls(calls: Mapping[str, Any]) -> str:
-    return (
-        f"calls: {calls.get('made', 0)} made, {calls.get('cache_hits', 0)} from the cache, "
+def _calls(calls: Mapping[str, Any], label: str = "calls") -> str:
+    line = (
+        f"{label}: {calls.get('made', 0)} made, {calls.get('cache_hits', 0)} from the cache, "
         f"{calls.get('errors', 0)} failed; tokens {calls.get('input_tokens', 0)} in / "
         f"{calls.get('output_tokens', 0)} out; cost ${calls.get('cost_usd', 0.0):.4f}"
     )
+    judge = calls.get("judge")
+    if isinstance(judge, Mapping):
+        line += "\n" + _calls(judge, "judge calls")
+    return line
 
 
 def _gate_lines(document: Document, multi: bool) -> list[str]:
@@ -192,8 +196,12 @@ def render_text(document: Document) -> str:
     if document.get("compare") is not None:
         lines += _compare(document["compare"])
     lines.extend(f"note: {note}" for note in summary.get("notes", []))
-    if summary.get("model_calls"):
-        lines.append(_calls(summary["model_calls"]))
+    calls = summary.get("model_calls")
+    if calls:
+        if "made" in calls:
+            lines.append(_calls(calls))
+        elif isinstance(calls.get("judge"), Mapping):  # static outputs, judged
+            lines.append(_calls(calls["judge"], "judge calls"))
     lines += _gate_lines(document, multi)
     return "\n".join(lines).rstrip() + "\n"
 
