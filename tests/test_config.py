@@ -346,9 +346,9 @@ def test_judge_settings_are_frozen_and_exported(tmp_path: Path) -> None:
             "unknown provider setting (known: ",
         ),
         (
-            "[judge.provider]\ntype = 'openai'",
-            "judge.provider.base_url",
-            "the openai provider needs 'base_url'",
+            "[judge.provider]\ntype = 'command'",
+            "judge.provider.command",
+            "the command provider needs 'command'",
         ),
         (
             "[judge.provider]\ntype = 'echo'\ntimeout_s = 0",
@@ -447,9 +447,9 @@ def test_bad_bench_value(tmp_path: Path, line: str, field: str, message: str) ->
         ("[tool.assay.judge]\nmodel = 'm'", "judge.model", "unknown setting"),
         ("[tool.assay.judge.provider]\ntype = 'gpt'", "judge.provider.type", "provider type"),
         (
-            "[tool.assay.judge.provider]\ntype = 'openai'",
-            "judge.provider.base_url",
-            "needs 'base_url'",
+            "[tool.assay.judge.provider]\ntype = 'python'",
+            "judge.provider.function",
+            "needs 'function'",
         ),
         ("[tool.assay.bench]\ncost_baseline_usd = 0", "bench.cost_baseline_usd", "> 0"),
         ("[tool.assay.bench]\nruns = 1", "bench.runs", "unknown setting"),

@@ -292,7 +292,7 @@ def test_bad_judge_block_names_assay_toml_and_the_field(
     ("block", "field", "message"),
     [
         ("[judge.provider]\ntype = 'gpt'\n", "judge.provider.type", "provider type must be"),
-        ("[judge.provider]\ntype = 'openai'\n", "judge.provider.base_url", "needs 'base_url'"),
+        ("[judge.provider]\ntype = 'command'\n", "judge.provider.command", "needs 'command'"),
         ("[judge.provider]\ntype = 'echo'\ntimeout_s = 0\n", "judge.provider.timeout_s", "> 0"),
         ("[bench]\ncost_baseline_usd = -1\n", "bench.cost_baseline_usd", "must be a number > 0"),
         ("min_pass_rate = 1.5\n", "min_pass_rate", "must be a number between 0 and 1"),

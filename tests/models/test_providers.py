@@ -833,7 +833,7 @@ ONE_CANDIDATE = "candidates:\n  - {id: a, prompt: 'p {{ input }}'}\n"
         ("provider: {type: llama}\n" + ONE_CANDIDATE, "provider.type"),
         ("provider: {model: m}\n" + ONE_CANDIDATE, "provider.type"),
         ("provider: {type: echo, modle: m}\n" + ONE_CANDIDATE, "provider.modle"),
-        ("provider: {type: openai, model: m}\n" + ONE_CANDIDATE, "provider.base_url"),
+        ("provider: {type: openai, model: m, top_p: 2}\n" + ONE_CANDIDATE, "provider.top_p"),
         ("provider: {type: command}\n" + ONE_CANDIDATE, "provider.command"),
         ("provider: {type: python}\n" + ONE_CANDIDATE, "provider.function"),
         (
@@ -868,8 +868,8 @@ ONE_CANDIDATE = "candidates:\n  - {id: a, prompt: 'p {{ input }}'}\n"
             "candidates[0].provider",
         ),
         (
-            VALID_PROVIDER + "candidates:\n  - {id: a, prompt: p, provider: {type: openai}}\n",
-            "candidates[0].provider.base_url",
+            VALID_PROVIDER + "candidates:\n  - {id: a, prompt: p, provider: {type: command}}\n",
+            "candidates[0].provider.command",
         ),
         (
             VALID_PROVIDER + "candidates:\n  - {id: a, prompt: p, provider: {max_retries: x}}\n",

@@ -1,5 +1,10 @@
 """Live candidates: render each candidate's prompt for each golden and call the model.
 
+A candidate with ``system`` or ``messages`` makes chat calls: its conversation, rendered, is the
+call's ``messages`` (sent natively by the openai and anthropic providers) and, flattened by
+:func:`flatten_messages`, its ``prompt`` (what the command, python, echo and plugin providers
+receive). A conversation of one user message is a plain prompt call.
+
 Outputs come back as ``{candidate: {golden_id: [output per repeat]}}``, where a call that failed
 after its retries is a :class:`CallFailed` (scored as ``error``, never cached).
 """
@@ -16,7 +21,7 @@ from assay.cascade import CallFailed
 from assay.errors import ConfigError
 from assay.goldens import Golden
 from assay.models._cache import OutputCache, default_cache_path
-from assay.models._candidates_file import CandidatesFile
+from assay.models._candidates_file import CandidatesFile, LiveCandidate
 from assay.models._runner import Call, RunStats, run_calls
 from assay.models._template import render
 
@@ -37,6 +42,36 @@ def prompt_context(golden: Golden) -> dict[str, Any]:
     return context
 
 
+ROLE_LABELS = {"system": "System", "user": "User", "assistant": "Assistant"}
+
+
+def flatten_messages(messages: Sequence[tuple[str, str]]) -> str:
+    """One text for a provider that takes a prompt: a lone user message is its content; any
+    other conversation is each message as ``Role: content``, separated by a blank line."""
+    if len(messages) == 1 and messages[0][0] == "user":
+        return messages[0][1]
+    return "\n\n".join(f"{ROLE_LABELS[role]}: {content}" for role, content in messages)
+
+
+def render_conversation(
+    candidate: LiveCandidate, context: dict[str, Any], *, where: str
+) -> tuple[str, tuple[tuple[str, str], ...] | None]:
+    """The rendered (prompt, messages) of one candidate for one golden: ``system`` first, then
+    ``messages``, then ``prompt`` as the last user message; messages is None when that is a
+    single user message (a plain prompt call, cached as a prompt-only candidate's)."""
+    messages: list[tuple[str, str]] = []
+    if candidate.system is not None:
+        messages.append(("system", render(candidate.system, context, where=where, field="system")))
+    for i, (role, content) in enumerate(candidate.messages):
+        name = f"messages[{i}].content"
+        messages.append((role, render(content, context, where=where, field=name)))
+    if candidate.prompt is not None:
+        messages.append(("user", render(candidate.prompt, context, where=where)))
+    if len(messages) == 1 and messages[0][0] == "user":
+        return messages[0][1], None
+    return flatten_messages(messages), tuple(messages)
+
+
 def build_calls(
     goldens: Sequence[Golden],
     spec: CandidatesFile,
@@ -53,9 +88,18 @@ def build_calls(
         for golden in goldens:
             if only is not None and (candidate.id, golden.id) not in only:
                 continue
-            prompt = render(candidate.prompt, prompt_context(golden), where=where)
+            prompt, messages = render_conversation(candidate, prompt_context(golden), where=where)
             for repeat in indexes:
-                calls.append(Call(candidate.id, golden.id, repeat, prompt, candidate.provider))
+                calls.append(
+                    Call(
+                        candidate.id,
+                        golden.id,
+                        repeat,
+                        prompt,
+                        candidate.provider,
+                        messages=messages,
+                    )
+                )
     return calls
 
 

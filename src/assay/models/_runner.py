@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -35,7 +36,13 @@ BACKOFF_CAP_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One model call to make."""
+    """One model call to make.
+
+    Attributes:
+        prompt: the prompt; for a chat call, its messages flattened into one text (what a
+            provider without ``complete_messages`` receives).
+        messages: a chat call's (role, content) pairs, None for a plain prompt.
+    """
 
     candidate: str
     golden: str
@@ -43,6 +50,19 @@ class Call:
     prompt: str
     config: ProviderConfig
     purpose: str = "output"
+    messages: tuple[tuple[str, str], ...] | None = None
+
+    def cache_prompt(self) -> str:
+        """What the cache key reads as the prompt: the prompt itself for a plain call (so its
+        entries are those of a prompt-only candidate), the canonical JSON of the messages for
+        a chat call (so a different system prompt or turn is a different entry)."""
+        if self.messages is None:
+            return self.prompt
+        return json.dumps(
+            {"messages": [[role, content] for role, content in self.messages]},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
 
 
 @dataclass(slots=True)
@@ -139,13 +159,15 @@ async def run_calls(
         return providers[config], limits[config]
 
     async def one(call: Call) -> Outcome:
-        key = cache_key(call.config, call.prompt, call.repeat, call.purpose)
+        key = cache_key(call.config, call.cache_prompt(), call.repeat, call.purpose)
         if cache is not None:
             hit = cache.get(key)
             if hit is not None and (accept is None or accept(hit.text)):
                 stats.cache_hits += 1
                 return Outcome(hit, cached=True)
         provider, limit = provider_for(call.config)
+        # A chat call goes to a chat provider as messages, to any other as the flattened text.
+        chat = getattr(provider, "complete_messages", None) if call.messages is not None else None
         attempt = timeouts = 0
         while True:
             attempt += 1
@@ -153,7 +175,10 @@ async def run_calls(
             stats.by_provider[call.config.type] = stats.by_provider.get(call.config.type, 0) + 1
             try:
                 async with limit:
-                    completion = await provider.complete(call.prompt)
+                    if chat is not None:
+                        completion = await chat(call.messages)
+                    else:
+                        completion = await provider.complete(call.prompt)
             except ProviderError as exc:
                 timeouts += isinstance(exc, ProviderTimeout)
                 # A timeout is retried once at most: a model that generates until the timeout

@@ -35,8 +35,9 @@ def placeholders(template: str) -> list[str]:
     return _PLACEHOLDER.findall(template)
 
 
-def render(template: str, context: Mapping[str, Any], *, where: str) -> str:
-    """Fill ``template`` from ``context``.
+def render(template: str, context: Mapping[str, Any], *, where: str, field: str = "prompt") -> str:
+    """Fill ``template`` from ``context``; ``field`` names the template in errors (``prompt``,
+    ``system``, ``messages[0].content``).
 
     Raises:
         ConfigError: a placeholder names nothing in the context.
@@ -46,9 +47,9 @@ def render(template: str, context: Mapping[str, Any], *, where: str) -> str:
         value = _lookup(context, match.group(1))
         if value is _MISSING:
             raise ConfigError(
-                f"the prompt template names {match.group(0)!r}, which this golden does not have",
+                f"the {field} template names {match.group(0)!r}, which this golden does not have",
                 source=where,
-                field="prompt",
+                field=field,
             )
         if isinstance(value, str):
             return value

@@ -1,5 +1,10 @@
 """Model providers: one small module each, one interface (``complete(prompt)``).
 
+The chat providers (openai, anthropic) also have ``complete_messages(messages)``, which sends
+a candidate's ``system`` / ``messages`` natively; the runner calls it when a call carries
+messages and the provider has it. Every other provider (command, python, echo, plugins) gets
+the conversation flattened into one prompt (see ``assay.models._live.flatten_messages``).
+
 Besides the built-in types, a ``pkg/name`` type is looked up among the installed packages'
 ``assay.providers`` entry points, each naming a class or factory ``(ProviderConfig) ->
 Provider`` (see docs/plugins.md). A plugin provider is wrapped so that whatever it does wrong
@@ -21,7 +26,7 @@ from assay.models.providers._base import (
 from assay.plugins import PROVIDERS_GROUP, PluginError, entry_point_of, find_plugin, has_plugin
 
 # The built-in provider types: the one list every validator and message reads.
-PROVIDER_TYPES: Final = ("openai", "command", "python", "echo")
+PROVIDER_TYPES: Final = ("openai", "anthropic", "command", "python", "echo")
 
 ProviderFactory = Callable[[ProviderConfig], Provider]
 
@@ -57,6 +62,10 @@ def make_provider(config: ProviderConfig) -> Provider:
         from assay.models.providers.openai import OpenAIProvider
 
         return OpenAIProvider(config)
+    if config.type == "anthropic":
+        from assay.models.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(config)
     if config.type == "command":
         from assay.models.providers.command import CommandProvider
 

@@ -6,21 +6,53 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# The official endpoints, and the key variable read when one of them is used without an
+# ``api_key_env`` (a key is only ever sent to its own vendor's endpoint unasked).
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+DEFAULT_KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# The Messages API requires max_tokens: this one when the config gives none.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
+
+# Sampling and output settings: part of the cache identity when set (they change outputs),
+# absent from it when not (so the keys of configs without them never change).
+SAMPLING_SETTINGS = (
+    "top_p",
+    "seed",
+    "stop",
+    "response_format",
+    "presence_penalty",
+    "frequency_penalty",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ProviderConfig:
     """Settings of one provider (a candidate may override any of them).
 
     Attributes:
-        type: openai | command | python | echo.
+        type: openai | anthropic | command | python | echo, or a plugin's ``pkg/name``.
         model: the model name sent to the provider (part of the cache key).
-        base_url: OpenAI-compatible endpoint root, e.g. http://127.0.0.1:8000/v1.
-        api_key_env: the environment variable holding the API key (optional for local servers).
+        base_url: endpoint root: openai ``.../v1`` (default https://api.openai.com/v1),
+            anthropic the host (default https://api.anthropic.com).
+        api_key_env: the environment variable holding the API key (optional for local
+            servers); on an official default endpoint it defaults to OPENAI_API_KEY /
+            ANTHROPIC_API_KEY.
         max_concurrency: calls in flight at once for this provider.
         timeout_s: per-call timeout.
         max_retries: retries after the first attempt (429, 5xx, timeouts; never other 4xx).
         temperature: sampling temperature (part of the cache key).
-        max_tokens: completion length limit, when set.
+        max_tokens: completion length limit, when set (anthropic: 1024 when not set).
+        top_p: nucleus sampling, 0 to 1.
+        seed: the sampling seed (openai).
+        stop: stop sequences (anthropic's ``stop_sequences``).
+        response_format: openai's ``response_format``, as its canonical JSON text.
+        presence_penalty / frequency_penalty: openai's penalties, -2 to 2.
+        headers: static, non-secret HTTP headers, as sorted (name, value) pairs.
+        header_env: HTTP headers whose value is read from the environment, as sorted
+            (name, variable) pairs. Neither kind of header is part of the cache identity.
         command: the shell command of the command provider (reads the prompt on stdin).
         function: ``module:function`` of the python provider.
         cost_per_1k_input / cost_per_1k_output: USD per 1,000 tokens, for cost accounting.
@@ -35,14 +67,39 @@ class ProviderConfig:
     max_retries: int = 4
     temperature: float = 0.0
     max_tokens: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] | None = None
+    response_format: str | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    header_env: tuple[tuple[str, str], ...] = ()
     command: str | None = None
     function: str | None = None
     cost_per_1k_input: float = 0.0
     cost_per_1k_output: float = 0.0
 
+    def __post_init__(self) -> None:
+        # The defaults that depend on the type, filled here so that a config written with
+        # them and one without are the same config (and the same cache entries).
+        default_url = DEFAULT_BASE_URLS.get(self.type)
+        if default_url is not None:
+            if not self.base_url:
+                object.__setattr__(self, "base_url", default_url)
+            if self.api_key_env is None and self.base_url.rstrip("/") == default_url:
+                object.__setattr__(self, "api_key_env", DEFAULT_KEY_ENVS[self.type])
+        if self.type == "anthropic" and self.max_tokens is None:
+            object.__setattr__(self, "max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
+
+    def response_format_value(self) -> Any:
+        """``response_format`` as the JSON value to send (None when not set)."""
+        return None if self.response_format is None else json.loads(self.response_format)
+
     def cache_identity(self) -> dict[str, Any]:
-        """What makes two calls interchangeable (never secrets, never concurrency knobs)."""
-        return {
+        """What makes two calls interchangeable (never secrets, never headers, never
+        concurrency knobs)."""
+        identity: dict[str, Any] = {
             "type": self.type,
             "model": self.model,
             "base_url": self.base_url,
@@ -51,6 +108,11 @@ class ProviderConfig:
             "command": self.command,
             "function": self.function,
         }
+        for name in SAMPLING_SETTINGS:
+            value = getattr(self, name)
+            if value is not None:
+                identity[name] = list(value) if isinstance(value, tuple) else value
+        return identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +136,6 @@ class Completion:
             self.input_tokens * config.cost_per_1k_input
             + self.output_tokens * config.cost_per_1k_output
         ) / 1000
-
-
-# Finish reasons that mean the answer was cut off by the length limit, per provider family.
-TRUNCATED_REASONS = frozenset({"length", "max_tokens", "model_length"})
 
 
 def server_message(body: bytes, limit: int = 300) -> str | None:

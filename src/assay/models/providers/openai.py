@@ -1,6 +1,8 @@
-"""OpenAI-compatible chat completions over HTTP (OpenAI, vLLM, llama.cpp server, Ollama).
+"""OpenAI-compatible chat completions over HTTP (OpenAI, Azure, vLLM, llama.cpp server, Ollama).
 
-httpx is imported here only, so runs without this provider never pay for it.
+httpx is imported here only, so runs without this provider never pay for it. The HTTP part
+(pooled clients, headers from the environment, status codes to retryable errors) is
+:class:`HTTPProvider`, which the anthropic provider shares.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ import email.utils
 import json
 import os
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from assay.models.providers._base import (
     Completion,
@@ -18,6 +21,9 @@ from assay.models.providers._base import (
     ProviderTimeout,
     server_message,
 )
+
+# One chat message: (role, content), the role system, user or assistant.
+ChatMessages = Sequence[tuple[str, str]]
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -35,23 +41,56 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class MissingVariableError(ValueError):
+    """An environment variable a header needs is not set: the provider cannot start.
+    ``setting`` names the field at fault for the runner's message."""
+
+    def __init__(self, message: str, setting: str):
+        super().__init__(message)
+        self.setting = setting
+
+
+def environment_value(variable: str, setting: str) -> str:
+    """The value of ``variable``; its absence names ``setting`` (never a value)."""
+    value = os.environ.get(variable)
+    if not value:
+        raise MissingVariableError(
+            f"environment variable {variable} ({setting}) is not set", setting
+        )
+    return value
+
+
+def config_headers(config: ProviderConfig) -> dict[str, str]:
+    """The static ``headers`` and the ``header_env`` ones, read from the environment now."""
+    headers = dict(config.headers)
+    for name, variable in config.header_env:
+        headers[name] = environment_value(variable, f"header_env.{name}")
+    return headers
+
+
+def token_count(value: Any) -> int:
+    """A usage field as a count: a non-negative whole number, else 0 (usage is accounting,
+    never a reason to fail a call)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return value
+
+
 _POOL_SIZE = 8
 
 
-class OpenAIProvider:
-    def __init__(self, config: ProviderConfig):
+class HTTPProvider:
+    """POST JSON to one endpoint; status codes become retryable or final ProviderErrors, each
+    keeping the server's own message. Subclasses build the body and read the answer."""
+
+    path: ClassVar[str] = ""
+    # Statuses with a name of their own in messages (e.g. anthropic's 529 overloaded).
+    status_names: ClassVar[Mapping[int, str]] = {}
+
+    def __init__(self, config: ProviderConfig, auth: dict[str, str]):
         import httpx
 
-        if not config.base_url:
-            raise ValueError("the openai provider needs 'base_url'")
-        headers = {"Content-Type": "application/json"}
-        if config.api_key_env:
-            key = os.environ.get(config.api_key_env)
-            if not key:
-                raise ValueError(
-                    f"environment variable {config.api_key_env} (api_key_env) is not set"
-                )
-            headers["Authorization"] = f"Bearer {key}"
+        headers = {"Content-Type": "application/json", **auth, **config_headers(config)}
         self.config = config
         self._httpx = httpx
         # httpcore's pool does work per request that grows with the square of its connection
@@ -75,26 +114,20 @@ class OpenAIProvider:
         ]
         self._busy = [0] * shards
 
-    def _body(self, prompt: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": [{"role": "user", "content": prompt}],
-            "temperature": self.config.temperature,
-        }
-        if self.config.max_tokens is not None:
-            body["max_tokens"] = self.config.max_tokens
-        return body
+    async def post(self, body: dict[str, Any]) -> Any:
+        """The response's JSON value.
 
-    async def complete(self, prompt: str) -> Completion:
+        Raises:
+            ProviderError: a timeout, a connection failure, a 429/5xx (retryable, with the
+                server's Retry-After), another 4xx (final), or a body that is not JSON.
+        """
         httpx = self._httpx
         try:
             # The least busy pool, so no request queues behind a full one while another idles.
             shard = min(range(len(self.clients)), key=self._busy.__getitem__)
             self._busy[shard] += 1
             try:
-                response = await self.clients[shard].post(
-                    "chat/completions", json=self._body(prompt)
-                )
+                response = await self.clients[shard].post(self.path, json=body)
             finally:
                 self._busy[shard] -= 1
         except httpx.TimeoutException:
@@ -104,40 +137,83 @@ class OpenAIProvider:
                 f"connection failed ({type(exc).__name__})", retryable=True
             ) from None
         status = response.status_code
-        said = server_message(response.content)
-        detail = f": {said}" if said else ""
-        if status == 429:
-            raise ProviderError(
-                f"rate limited (429){detail}",
-                retryable=True,
-                retry_after=retry_after_seconds(response.headers.get("retry-after")),
-            )
-        if status >= 500:
-            raise ProviderError(
-                f"server error ({status}){detail}",
-                retryable=True,
-                retry_after=retry_after_seconds(response.headers.get("retry-after")),
-            )
         if status >= 400:
-            raise ProviderError(f"request rejected ({status}){detail}", retryable=False)
-        try:
-            data = json.loads(response.content)
-            text = data["choices"][0]["message"]["content"]
-            if not isinstance(text, str):
-                raise TypeError
-        except (ValueError, KeyError, IndexError, TypeError):
+            said = server_message(response.content)
+            detail = f": {said}" if said else ""
+            retry = status == 429 or status >= 500
+            if status in self.status_names:
+                what = self.status_names[status]
+            elif status == 429:
+                what = "rate limited"
+            elif status >= 500:
+                what = "server error"
+            else:
+                what = "request rejected"
             raise ProviderError(
-                "malformed response (no choices[0].message.content)", retryable=True
-            ) from None
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        finish = data["choices"][0].get("finish_reason")
-        return Completion(
-            text,
-            int(usage.get("prompt_tokens", 0) or 0),
-            int(usage.get("completion_tokens", 0) or 0),
-            finish if isinstance(finish, str) else None,
-        )
+                f"{what} ({status}){detail}",
+                retryable=retry,
+                retry_after=retry_after_seconds(response.headers.get("retry-after"))
+                if retry
+                else None,
+            )
+        try:
+            return json.loads(response.content)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None  # the subclass reports what it did not find
 
     async def aclose(self) -> None:
         for client in self.clients:
             await client.aclose()
+
+
+class OpenAIProvider(HTTPProvider):
+    path = "chat/completions"
+
+    def __init__(self, config: ProviderConfig):
+        auth = {}
+        if config.api_key_env:
+            auth["Authorization"] = f"Bearer {environment_value(config.api_key_env, 'api_key_env')}"
+        super().__init__(config, auth)
+
+    def _body(self, messages: ChatMessages) -> dict[str, Any]:
+        config = self.config
+        body: dict[str, Any] = {
+            "model": config.model,
+            "messages": [{"role": role, "content": content} for role, content in messages],
+            "temperature": config.temperature,
+        }
+        optional: dict[str, Any] = {
+            "max_tokens": config.max_tokens,
+            "top_p": config.top_p,
+            "seed": config.seed,
+            "stop": list(config.stop) if config.stop is not None else None,
+            "response_format": config.response_format_value(),
+            "presence_penalty": config.presence_penalty,
+            "frequency_penalty": config.frequency_penalty,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
+        return body
+
+    async def complete(self, prompt: str) -> Completion:
+        return await self.complete_messages((("user", prompt),))
+
+    async def complete_messages(self, messages: ChatMessages) -> Completion:
+        """One chat completion of ``messages`` sent as they are (system messages included)."""
+        data = await self.post(self._body(messages))
+        try:
+            choice = data["choices"][0]
+            text = choice["message"]["content"]
+            if not isinstance(text, str):
+                raise TypeError
+        except (KeyError, IndexError, TypeError):
+            raise ProviderError(
+                "malformed response (no choices[0].message.content)", retryable=True
+            ) from None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return Completion(
+            text,
+            token_count(usage.get("prompt_tokens")),
+            token_count(usage.get("completion_tokens")),
+            finish if isinstance(finish, str) else None,
+        )
