@@ -22,6 +22,7 @@ CASES = {
     "live_bench.py": ["--goldens", "6", "--candidates", "2", "--concurrency", "4"],
     "html_bench.py": ["--goldens", "5", "--repeat", "1"],
     "gate_calibration.py": ["--gates", "3"],
+    "real_model_bench.py": ["--calls", "2", "--max-tokens", "4"],
 }
 
 
