@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -429,3 +430,37 @@ def test_openai_default_endpoint_without_its_key_stops_before_any_request(
     config = ProviderConfig(type="openai", model="m")
     with pytest.raises(ConfigError, match=r"OPENAI_API_KEY \(api_key_env\) is not set"):
         asyncio.run(run_calls([Call("c", "g", 0, "p", config)], cache=None, max_concurrency=1))
+
+
+# --------------------------------------------------------------------------- docs/providers.md
+
+PROVIDERS_DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+
+
+def _blocks(kind: str) -> list[str]:
+    text = PROVIDERS_DOC.read_text(encoding="utf-8")
+    return re.findall(rf"^```{kind}\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def test_every_candidates_file_in_the_providers_doc_loads(tmp_path: Path) -> None:
+    blocks = _blocks("yaml")
+    assert len(blocks) >= 7
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"example{i}.yaml"
+        path.write_text(block, encoding="utf-8")
+        assert load_candidates_file(path).candidates, block
+
+
+def test_the_offline_example_of_the_providers_doc_runs(tmp_path: Path) -> None:
+    [script] = _blocks("sh")
+    files = dict(re.findall(r"cat > (\S+) <<'EOF'\n(.*?)^EOF$", script, re.MULTILINE | re.DOTALL))
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    command = script.strip().splitlines()[-1].split()
+    assert command[:2] == ["assay", "run"]
+    code, out, err = run_cli(command[1:], tmp_path)
+    assert code == 0, err
+    results = {r["candidate"]: r for r in json.loads(out)["results"]}
+    assert {r["status"] for r in results.values()} == {"pass"}
+    [shown] = _blocks("text")
+    assert results["chat"]["output"] == shown.rstrip("\n")
