@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,13 @@ from assay.models._template import render
 
 @dataclass(slots=True)
 class LiveOutputs:
+    """Every call's output (a :class:`CallFailed` for a failed call) and why the model stopped,
+    by candidate, golden id and repeat."""
+
     outputs: dict[str, dict[str, list[Any]]]
     repeats: int
     stats: RunStats
+    finish: dict[str, dict[str, list[str | None]]] = field(default_factory=dict)
 
 
 def prompt_context(golden: Golden) -> dict[str, Any]:
@@ -134,11 +138,16 @@ def generate_outputs(
         if cache is not None:
             cache.close()
     outputs: dict[str, dict[str, list[Any]]] = {c.id: {} for c in spec.candidates}
+    finish: dict[str, dict[str, list[str | None]]] = {c.id: {} for c in spec.candidates}
     for call, outcome in zip(calls, outcomes, strict=True):
+        completion = outcome.completion
         value: Any = (
-            outcome.completion.text
-            if outcome.completion is not None
+            completion.text
+            if completion is not None
             else CallFailed(outcome.error or "the call failed")
         )
         outputs[call.candidate].setdefault(call.golden, []).append(value)
-    return LiveOutputs(outputs, len(range(spec.repeats) if repeats is None else repeats), stats)
+        reason = completion.finish_reason if completion is not None else None
+        finish[call.candidate].setdefault(call.golden, []).append(reason)
+    count = len(range(spec.repeats) if repeats is None else repeats)
+    return LiveOutputs(outputs, count, stats, finish)

@@ -84,6 +84,18 @@ class RunStats:
     cost_usd: float = 0.0
     by_provider: dict[str, int] = field(default_factory=dict)
 
+    def add(self, other: RunStats) -> None:
+        """Count ``other``'s calls, tokens and cost too."""
+        self.made += other.made
+        self.cache_hits += other.cache_hits
+        self.attempts += other.attempts
+        self.errors += other.errors
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+        for name, count in other.by_provider.items():
+            self.by_provider[name] = self.by_provider.get(name, 0) + count
+
     def to_dict(self) -> dict[str, object]:
         return {
             "made": self.made,
