@@ -301,7 +301,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         not options.no_cache,
     )
     keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish)
-    notes: list[str] = []
+    notes: list[str] = list(spec.notes) if spec is not None else []
     for candidate, produced in outputs.items():
         stray = sorted(k for k in produced if k not in by_id)
         if stray:

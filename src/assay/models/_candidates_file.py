@@ -24,9 +24,9 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay import validate
 from assay.errors import ConfigError
@@ -79,10 +79,26 @@ class LiveCandidate:
 
 @dataclass(frozen=True, slots=True)
 class CandidatesFile:
+    """A validated candidates file.
+
+    Attributes:
+        output_strip: strip surrounding whitespace from every answer before it is scored (off
+            by default: some servers pad answers, e.g. llama.cpp's leading space in " Paris").
+        notes: what the run should say about the file (e.g. a max_tokens it filled in).
+    """
+
     source: str
     candidates: tuple[LiveCandidate, ...]
     repeats: int
     max_concurrency: int
+    output_strip: bool = False
+    notes: tuple[str, ...] = ()
+
+
+# Without a length limit a model that misses its stop token generates until the timeout (40 s
+# a golden at timeout 20 s in the real-model trial); the HTTP providers get this one instead.
+DEFAULT_MAX_TOKENS: Final = 1024
+_LIMITED_TYPES: Final = ("openai", "anthropic")
 
 
 def provider_config(
@@ -340,7 +356,7 @@ def load_candidates_file(path: Path) -> CandidatesFile:
     data = yaml_load(text, source, error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError("a candidates file must be a mapping", source=source)
-    unknown = set(data) - {"provider", "candidates", "repeats", "max_concurrency"}
+    unknown = set(data) - {"provider", "candidates", "repeats", "max_concurrency", "output_strip"}
     if unknown:
         raise ConfigError("unknown setting", source=source, field=sorted(unknown)[0])
     base = data.get("provider")
@@ -355,6 +371,9 @@ def load_candidates_file(path: Path) -> CandidatesFile:
     limit = data.get("max_concurrency", 64)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ConfigError("must be an integer >= 1", source=source, field="max_concurrency")
+    output_strip = data.get("output_strip", False)
+    if not isinstance(output_strip, bool):
+        raise ConfigError("must be true or false", source=source, field="output_strip")
     candidates: list[LiveCandidate] = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_candidates):
@@ -381,4 +400,27 @@ def load_candidates_file(path: Path) -> CandidatesFile:
         where = f"{field}.provider" if override else "provider"
         config = provider_config(override, source, where, base)
         candidates.append(LiveCandidate(cid, prompt, config, system, messages))
-    return CandidatesFile(source, tuple(candidates), repeats, limit)
+    candidates, notes = _default_max_tokens(candidates)
+    return CandidatesFile(source, tuple(candidates), repeats, limit, output_strip, notes)
+
+
+def _default_max_tokens(
+    candidates: list[LiveCandidate],
+) -> tuple[list[LiveCandidate], tuple[str, ...]]:
+    """Give an HTTP provider with no ``max_tokens`` the default, and say so."""
+    out = []
+    defaulted = []
+    for candidate in candidates:
+        config = candidate.provider
+        if config.type in _LIMITED_TYPES and config.max_tokens is None:
+            candidate = replace(candidate, provider=replace(config, max_tokens=DEFAULT_MAX_TOKENS))
+            defaulted.append(candidate.id)
+        out.append(candidate)
+    if not defaulted:
+        return out, ()
+    note = (
+        f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
+        "max_tokens in the provider; without a limit a model that misses its stop token "
+        "generates until the timeout)"
+    )
+    return out, (note,)

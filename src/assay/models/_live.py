@@ -142,7 +142,7 @@ def generate_outputs(
     for call, outcome in zip(calls, outcomes, strict=True):
         completion = outcome.completion
         value: Any = (
-            completion.text
+            (completion.text.strip() if spec.output_strip else completion.text)
             if completion is not None
             else CallFailed(outcome.error or "the call failed")
         )
