@@ -332,7 +332,7 @@ def test_judge_settings_are_frozen_and_exported(tmp_path: Path) -> None:
         (
             "[judge]\nmodel = 'x'",
             "judge.model",
-            "unknown setting (known: provider, rubric_prompt, verified)",
+            "unknown setting (known: provider, rubric_prompt, structured, verified)",
         ),
         ("[judge]\nverified = 'yes'", "judge.verified", "must be true or false"),
         ("[judge]\nverified = 1", "judge.verified", "must be true or false"),

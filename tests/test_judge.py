@@ -468,3 +468,24 @@ def test_judge_calls_are_counted_apart_from_candidate_calls(
     code, out, _ = run_cli(["run", goldens, "--outputs", outputs, "--judge"], tmp_path)
     assert code == 0
     assert "judge calls: 0 made, 4 from the cache, 0 failed" in out
+
+
+def test_an_openai_judge_is_asked_for_a_schema_constrained_verdict(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json"))
+    judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
+    formats = {json.dumps(seen.body.get("response_format"), sort_keys=True) for seen in server.seen}
+    [only] = formats
+    sent = json.loads(only)
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["schema"]["required"] == ["score", "reason"]
+
+
+def test_structured_false_sends_no_response_format(server: FakeOpenAI, tmp_path: Path) -> None:
+    toml = toml_judge(server, "judge-json").replace(
+        "verified = false", "verified = false\nstructured = false"
+    )
+    goldens, outputs = make_project(tmp_path, toml)
+    judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
+    assert all("response_format" not in seen.body for seen in server.seen)

@@ -35,7 +35,7 @@ _TOP_KEYS: Final = (
     "judge",
     "bench",
 )
-_JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt")
+_JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt", "structured")
 BENCH_KEYS: Final = ("cost_baseline_usd", "duration_baseline_s")
 GATE_KEYS: Final = (
     "alpha",
@@ -81,12 +81,16 @@ class JudgeSettings:
         provider: the model that grades (``[judge.provider]``), None when not configured.
         rubric_prompt: the grading prompt template, None for the built-in one.
         source: the config file the block came from (named in the judge's errors).
+        structured: ask an openai-type judge for a JSON verdict through ``response_format``
+            (a JSON schema the server constrains the reply to); false for a server that does
+            not support it.
     """
 
     verified: bool = False
     provider: ProviderConfig | None = None
     rubric_prompt: str | None = None
     source: str | None = None
+    structured: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,8 @@ def _judge(value: Any, source: str) -> JudgeSettings:
     validate.known_keys(block, _JUDGE_KEYS, source=source, prefix="judge.")
     verified = block.get("verified", False)
     validate.boolean(verified, source=source, field="judge.verified")
+    structured = block.get("structured", True)
+    validate.boolean(structured, source=source, field="judge.structured")
     prompt = block.get("rubric_prompt")
     if prompt is not None:
         validate.string(prompt, source=source, field="judge.rubric_prompt")
@@ -168,7 +174,7 @@ def _judge(value: Any, source: str) -> JudgeSettings:
 
         raw = validate.table(block["provider"], source=source, field="judge.provider")
         provider = provider_config(raw, source, "judge.provider")
-    return JudgeSettings(verified, provider, prompt, source)
+    return JudgeSettings(verified, provider, prompt, source, structured)
 
 
 def _bench(value: Any, source: str) -> dict[str, float]:

@@ -126,6 +126,7 @@ async def judge_texts(
             field="judge.provider",
         )
     source = f"{where} [judge.provider]"
+    config = structured_config(config, settings)
     prompts = [
         judge_prompt(settings, output, rubric, expected) for output, rubric, expected in items
     ]
@@ -161,6 +162,31 @@ async def judge_texts(
         if not pending:
             break
     return results
+
+
+# The verdict's shape, for servers that constrain a reply to a JSON schema (OpenAI, llama.cpp,
+# vLLM): a small judge model answered "100000…" unconstrained. The score is an enum of tenths
+# because llama.cpp ignores minimum / maximum (measured: a bounded number still ran to 10^15),
+# and the reason is bounded so a rambling judge ends.
+VERDICT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "score": {"enum": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]},
+        "reason": {"type": "string", "maxLength": 200},
+    },
+    "required": ["score", "reason"],
+    "additionalProperties": False,
+}
+
+
+def structured_config(config: Any, settings: JudgeSettings) -> Any:
+    """The judge's provider asking for a JSON verdict by ``response_format`` (openai type, when
+    ``structured`` and no response_format of its own); any other provider unchanged."""
+    if not settings.structured or config.type != "openai" or config.response_format is not None:
+        return config
+    schema = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT_SCHEMA}}
+    text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    return replace(config, response_format=text)
 
 
 def apply_judge(

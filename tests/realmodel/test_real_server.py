@@ -132,7 +132,9 @@ def test_the_schema_constrained_judge_decides_and_is_cached(
     llama_judge: Server, api_key: str, tmp_path: Path
 ) -> None:
     (tmp_path / "assay.toml").write_text(
-        "[judge]\nverified = true\n[judge.provider]\n"
+        # The server constrains every reply to judge-schema.json (-jf); with response_format
+        # per request the 270M model filled the JSON with whitespace until max_tokens.
+        "[judge]\nverified = true\nstructured = false\n[judge.provider]\n"
         f'type = "openai"\nbase_url = "{llama_judge.url}"\nmodel = "gemma-3-270m"\n'
         f'api_key_env = "{KEY_ENV}"\nmax_tokens = 48\ntimeout_s = 60\n'
     )
@@ -147,7 +149,7 @@ def test_the_schema_constrained_judge_decides_and_is_cached(
     for result in first["results"]:
         assert result["status"] in ("pass", "fail"), result  # decided, never a judge-error
         assert result["decided_by"] == "tier3-judge"
-        assert result["score"] in (0, 0.25, 0.5, 0.75, 1)
+        assert result["score"] in (0, 0.25, 0.5, 0.75, 1)  # judge-schema.json's enum
     assert first["summary"]["model_calls"]["judge"]["made"] == 2
     second = run_json(args, tmp_path)
     assert second["summary"]["model_calls"]["judge"]["cache_hits"] == 2
