@@ -90,10 +90,19 @@ def _sdist(name: str, version: str, into: Path) -> Path:
     return target
 
 
+def _build_tools() -> None:
+    """cmake (and ninja, which builds faster) from PyPI when the machine has none."""
+    missing = [tool for tool in ("cmake", "ninja") if shutil.which(tool) is None]
+    if missing:
+        _say(f"installing {' and '.join(missing)} from PyPI")
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+
+
 def build_server() -> Path:
     final = server_path()
     if final.is_file():
         return final
+    _build_tools()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="assay-llama-") as folder:
         work = Path(folder)
