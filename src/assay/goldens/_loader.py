@@ -50,11 +50,22 @@ def _is_regular(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+# A folder holding this file is an executable agent task: the file is its golden, the rest
+# (the fixture repository, the reference solution) is the task's, never walked for goldens.
+TASK_FILE = "task.md"
+
+
 def _walk(folder: Path, rel: str, found: list[tuple[str, Path]]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:  # os.walk would skip it silently: a suite must not shrink unseen
         raise GoldenError(f"cannot read the folder: {exc.strerror}", source=str(folder)) from None
+    task = next((e for e in entries if e.name == TASK_FILE), None)
+    if task is not None:  # a task folder (PATH may name one): its golden only
+        if not _is_regular(task):
+            require_regular_file(task.path, GoldenError)
+        found.append((rel + TASK_FILE, Path(task.path)))
+        return
     for entry in entries:
         key = rel + entry.name
         if entry.is_dir(follow_symlinks=False):
@@ -68,8 +79,8 @@ def _walk(folder: Path, rel: str, found: list[tuple[str, Path]]) -> None:
 
 
 def _folder_tier(path: Path) -> Tier | None:
-    parent = path.parent.name
-    return parent if parent in TIERS else None
+    folder = path.parent.parent if path.name == TASK_FILE else path.parent
+    return folder.name if folder.name in TIERS else None
 
 
 def iter_file(path: Path, *, strict: bool = False) -> Iterator[Golden]:
