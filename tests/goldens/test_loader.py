@@ -207,7 +207,7 @@ def test_threshold_bounds_accepted(tmp_path: Path, value: str) -> None:
         ("rubric: [a, b]\n", "rubric"),
         ("title: 3\n", "title"),
         ("owned_files: a.py\n", "owned_files"),
-        ("completion_signals: [ok, 3]\n", "completion_signals"),
+        ("completion_signals: [ok, 3]\n", "completion_signals[1]"),
         ("max_duration_s: -1\n", "max_duration_s"),
         ("id: ''\n", "id"),
         ("id: [a]\n", "id"),

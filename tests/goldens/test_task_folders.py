@@ -37,3 +37,48 @@ def test_only_task_md_of_a_task_folder_is_a_golden(tmp_path: Path) -> None:
 def test_a_task_folder_given_as_the_path_is_that_one_task(tmp_path: Path) -> None:
     folder = make_task(tmp_path)
     assert [g.id for g in iter_goldens(folder)] == ["t-fix"]
+
+
+def test_completion_signals_are_prose_or_commands(tmp_path: Path) -> None:
+    import pytest
+
+    from assay.errors import GoldenError
+    from assay.goldens import build_golden
+
+    ok = {"id": "t", "completion_signals": ["prose", {"name": "no typo", "run": "! grep x f"}]}
+    golden = build_golden(
+        {**ok, "verify": "pytest -q"}, source="t.md", default_id=None, folder_tier=None
+    )
+    assert golden.fields["verify"] == "pytest -q"
+    for bad, field in [
+        ({"name": "n"}, "completion_signals[0]"),
+        ({"name": "n", "run": "x", "extra": 1}, "completion_signals[0]"),
+        ({"name": "", "run": "x"}, "completion_signals[0].name"),
+        (3, "completion_signals[0]"),
+    ]:
+        with pytest.raises(GoldenError) as info:
+            build_golden(
+                {"id": "t", "completion_signals": [bad]},
+                source="t.md",
+                default_id=None,
+                folder_tier=None,
+            )
+        assert info.value.field == field
+    with pytest.raises(GoldenError) as info:
+        build_golden({"id": "t", "verify": 3}, source="t.md", default_id=None, folder_tier=None)
+    assert info.value.field == "verify"
+
+
+def test_a_task_folders_solution_and_command_signals_are_ground_truth(tmp_path: Path) -> None:
+    from assay.attest._truth import ground_truth
+
+    folder = make_task(tmp_path)
+    (folder / "solution.sh").write_text("sed -i s/recieve/receive/ README.md\n", encoding="utf-8")
+    frontmatter = (
+        TASK + "completion_signals:\n  - {name: fixed, run: '! grep -q recieve README.md'}\n"
+    )
+    write_golden(folder, "task.md", frontmatter, ORIGIN)
+    [task] = [g for g in iter_goldens(tmp_path) if g.id == "t-fix"]
+    truth = ground_truth(task)
+    assert "sed -i s/recieve/receive/ README.md\n" in truth
+    assert "! grep -q recieve README.md" in truth and "fixed" in truth

@@ -76,8 +76,13 @@ def ground_truth(task: Golden) -> list[str]:
                 texts.extend(_texts(value))
     if task.rubric:
         texts.append(task.rubric)
-    texts.extend(task.fields.get("completion_signals") or [])
+    for signal in task.fields.get("completion_signals") or []:
+        # A command signal can spell the answer out as well as a prose one.
+        texts.extend([signal["name"], signal["run"]] if isinstance(signal, dict) else [signal])
     base = source_file(task.source).parent if task.source else Path.cwd()
+    solution = base / "solution.sh"
+    if source_file(task.source).name == "task.md" and solution.is_file():
+        texts.append(read_text(solution, GoldenError))  # the reference solution is the answer
     for name in task.fields.get("reference_files") or []:
         path = Path(name) if Path(name).is_absolute() else base / name
         try:

@@ -18,12 +18,11 @@ DEFAULT_THRESHOLD: Final[float] = 0.8
 GATE_RULES: Final = ("strict", "statistical")
 
 _LIST_OF_STR_FIELDS = (
-    "completion_signals",
     "expected_files_modified",
     "owned_files",
     "reference_files",
 )
-_STR_FIELDS = ("title", "role", "rubric", "origin")
+_STR_FIELDS = ("title", "role", "rubric", "origin", "verify")
 _NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s")
 KNOWN_FIELDS: Final = frozenset(
     {
@@ -35,6 +34,7 @@ KNOWN_FIELDS: Final = frozenset(
         "asserts",
         "threshold",
         "gate",
+        "completion_signals",
         "expected_test_outcomes",
         *_LIST_OF_STR_FIELDS,
         *_STR_FIELDS,
@@ -86,6 +86,36 @@ class Golden:
     threshold: float = DEFAULT_THRESHOLD
     has_origin: bool = False
     fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _check_signals(signals: Any, source: str) -> None:
+    """Completion signals: prose (a string, for the judge) or a command ``{name, run}`` whose
+    exit status 0 means the signal holds.
+
+    Raises:
+        GoldenError: naming the signal at fault.
+    """
+    if signals is None:
+        return
+    if not isinstance(signals, list):
+        raise GoldenError(
+            "completion_signals must be a list", source=source, field="completion_signals"
+        )
+    for i, signal in enumerate(signals):
+        where = f"completion_signals[{i}]"
+        if isinstance(signal, str):
+            continue
+        if not isinstance(signal, Mapping) or set(signal) != {"name", "run"}:
+            raise GoldenError(
+                "a completion signal is prose (a string) or a command {name, run}",
+                source=source,
+                field=where,
+            )
+        for key in ("name", "run"):
+            if not isinstance(signal[key], str) or not signal[key].strip():
+                raise GoldenError(
+                    "must be a non-empty string", source=source, field=f"{where}.{key}"
+                )
 
 
 def unknown_fields(golden: Golden) -> list[str]:
@@ -171,6 +201,7 @@ def build_golden(
     for name in _STR_FIELDS:
         if data.get(name) is not None and not isinstance(data[name], str):
             raise GoldenError(f"{name} must be a string", source=source, field=name)
+    _check_signals(data.get("completion_signals"), source)
     for name in _LIST_OF_STR_FIELDS:
         value = data.get(name)
         if value is not None and (
