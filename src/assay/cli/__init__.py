@@ -18,6 +18,7 @@ from assay.cli.cache import cache_group
 from assay.cli.init import init_command
 from assay.cli.report import failures_command, report_command
 from assay.cli.run import run_command
+from assay.cli.tasks import tasks_group
 from assay.errors import AssayError
 
 
@@ -32,6 +33,7 @@ cli.add_command(report_command)
 cli.add_command(failures_command)
 cli.add_command(attest_group)
 cli.add_command(cache_group)
+cli.add_command(tasks_group)
 cli.add_command(init_command)
 
 
