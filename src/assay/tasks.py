@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from assay.errors import GoldenError
-from assay.goldens import Golden, iter_goldens, packaged_root
-from assay.goldens._loader import TASK_FILE
+from assay.goldens import TASK_FILE, Golden, iter_goldens, packaged_root
 
 # Fields only an agent task has: a golden with any of them is a task.
 AGENT_FIELDS: Final = frozenset(
