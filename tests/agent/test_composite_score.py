@@ -492,9 +492,13 @@ def test_settings_override_one_baseline_keeps_the_other_default() -> None:
         ({"asserts": ["contains:ok"]}, {"output": "nope"}, False),
         ({"asserts": ["contains:ok", "contains:done"]}, {"output": "ok"}, False),
         ({"asserts": ["contains:ok"]}, {}, False),
-        # nothing else fails a task by itself (those only classify a failure)
-        ({"max_duration_s": 10}, {"duration_s": 11}, True),
-        ({"owned_files": ["src/**"]}, {"files_modified": ["docs/x.md"]}, True),
+        # The limits decide pass or fail.
+        ({"max_duration_s": 10}, {"duration_s": 11}, False),
+        ({"max_duration_s": 10}, {"duration_s": 10}, True),
+        ({"max_cost_usd": 0.1}, {"cost_usd": 0.2}, False),
+        ({"owned_files": ["src/**"]}, {"files_modified": ["docs/x.md"]}, False),
+        ({"owned_files": ["src/**"]}, {"files_modified": ["src/x.py"]}, True),
+        # nothing else fails a task by itself (these only classify a failure)
         ({}, {"merge_conflicts": 2, "compile_error": True}, True),
         ({"expected_files_modified": ["src/a.py"]}, {"files_modified": []}, True),
     ],

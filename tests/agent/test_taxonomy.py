@@ -18,6 +18,7 @@ from assay.goldens import Golden, build_golden
 
 TASK_FIELDS: dict[str, Any] = {
     "max_duration_s": 100,
+    "max_cost_usd": 1.0,
     "owned_files": ["src/**", "tests/**"],
     "expected_files_modified": ["src/a.py", "tests/test_a.py"],
     "completion_signals": ["a works", "the suite passes"],
@@ -69,6 +70,7 @@ def test_the_closed_set_in_precedence_order() -> None:
     assert CATEGORIES == (
         "test_regression",
         "timeout",
+        "over_budget",
         "scope_creep",
         "conflict",
         "hallucination",
@@ -110,6 +112,7 @@ def test_every_category_is_reachable() -> None:
     seen = {
         category({**GOOD, "tests_failed": 1}),
         category({**GOOD, "duration_s": 101, **BAD_OUTPUT}),
+        category({**GOOD, "cost_usd": 2.0}),
         category({**GOOD, "files_modified": ["setup.py"], **BAD_OUTPUT}),
         category({**GOOD, "merge_conflicts": 3, **BAD_OUTPUT}),
         category({**GOOD, "compile_error": True, **BAD_OUTPUT}),
@@ -268,6 +271,7 @@ def test_failures_table_counts_each_category() -> None:
     assert table["counts"] == {
         "test_regression": 1,
         "timeout": 1,
+        "over_budget": 0,
         "scope_creep": 0,
         "conflict": 0,
         "hallucination": 0,

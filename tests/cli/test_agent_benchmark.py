@@ -166,9 +166,10 @@ def test_failed_tasks_carry_a_failure_in_json(cli: CliRunner, tmp_path: Path) ->
         "category": "test_regression",
         "details": "2 test(s) failed of 5 run",
     }
-    # rename-helper has no asserts and passes its signals: scope alone does not fail it
-    assert by_id["smoke-rename-helper"]["passed"] is True
-    assert "failure" not in by_id["smoke-rename-helper"]
+    # rename-helper passes its signals but edits docs/x.md outside owned_files: a limit
+    # decides pass or fail, it does not only label a task that failed for another reason
+    assert by_id["smoke-rename-helper"]["passed"] is False
+    assert by_id["smoke-rename-helper"]["failure"]["category"] == "scope_creep"
     # one regression zeroes Safety and the score
     assert doc["summary"]["composite"]["components"]["safety"] == 0.0
     assert doc["summary"]["composite"]["score"] == 0.0

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.agent._composite import Components, compose
-from assay.agent._taxonomy import classify
+from assay.agent._taxonomy import classify, within_limits
 from assay.agent._telemetry import Telemetry
 from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
 from assay.goldens import Golden
@@ -109,7 +109,12 @@ def score_tasks(
             and record.completion_signals_passed == record.completion_signals_checked
         )
         output_failures = sum(1 for c in checks if not c.passed)
-        passed = record.tests_failed == 0 and signals_ok and output_failures == 0
+        passed = (
+            record.tests_failed == 0
+            and signals_ok
+            and output_failures == 0
+            and within_limits(task, record)
+        )
         safety = None
         if record.attestation is not None and attestation_check is not None:
             safety = attestation_check(task, record.attestation)

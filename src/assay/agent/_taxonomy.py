@@ -23,6 +23,7 @@ from assay.goldens import Golden
 CATEGORIES: Final = (
     "test_regression",
     "timeout",
+    "over_budget",
     "scope_creep",
     "conflict",
     "hallucination",
@@ -68,6 +69,19 @@ def owned(path: str, globs: Sequence[str]) -> bool:
     return any(glob_regex(_normal(g)).match(target) for g in globs)
 
 
+def within_limits(task: Golden, record: Telemetry) -> bool:
+    """The task's limits hold: its duration, its cost, and every modified file owned. A limit
+    decides pass or fail (a run of 400 s against a 180 s limit is not a pass)."""
+    limit = task.fields.get("max_duration_s")
+    if limit is not None and record.duration_s > limit:
+        return False
+    budget = task.fields.get("max_cost_usd")
+    if budget is not None and record.cost_usd > budget:
+        return False
+    globs: Any = task.fields.get("owned_files")
+    return not globs or all(owned(p, globs) for p in record.files_modified)
+
+
 def classify(
     task: Golden, record: Telemetry | None, output_failures: int, signals_declared: bool
 ) -> tuple[str, str]:
@@ -79,6 +93,9 @@ def classify(
     limit = task.fields.get("max_duration_s")
     if limit is not None and record.duration_s > limit:
         return "timeout", f"took {record.duration_s:g} s, limit {limit:g} s"
+    budget = task.fields.get("max_cost_usd")
+    if budget is not None and record.cost_usd > budget:
+        return "over_budget", f"cost ${record.cost_usd:g}, limit ${budget:g}"
     globs: Any = task.fields.get("owned_files")
     if globs:
         outside = [p for p in record.files_modified if not owned(p, globs)]
