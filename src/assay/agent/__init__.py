@@ -4,6 +4,7 @@ from assay.agent._benchmark import (
     AgentOptions,
     AgentOutcome,
     attestation_checker,
+    execute_agent,
     load_tasks,
     run_agent,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "classify",
     "compare_runs",
     "compose",
+    "execute_agent",
     "failures_table",
     "glob_regex",
     "list_runs",

@@ -5,7 +5,8 @@ Commands parse flags and call :func:`run_agent`; renderers print the documents i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,41 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         alpha=options.alpha,
     )
     return AgentOutcome(document, run_id, comparison, note, verdict)
+
+
+def execute_agent(
+    options: AgentOptions,
+    config: Config,
+    agent: str,
+    *,
+    jobs: int = 1,
+    keep_worktrees: bool = False,
+    report: Callable[[str], None] | None = None,
+) -> AgentOutcome:
+    """Run ``agent`` on the selected executable tasks, save the telemetry it produced under
+    ``.assay/agent-runs/<time>/`` (so ``--telemetry`` can score it again), and score it.
+
+    Raises:
+        AssayError: bad goldens or config, or a worktree that cannot be prepared.
+    """
+    from datetime import UTC, datetime
+
+    from assay.agent._execute import run_tasks
+    from assay.goldens import TASK_FILE
+    from assay.io import atomic_write_text, dump_json
+
+    tiers = options.tiers or DEFAULT_AGENT_TIERS
+    tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
+    runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
+    folder = config.root / ".assay" / "agent-runs" / stamp
+    folder.mkdir(parents=True, exist_ok=False)
+    runs = run_tasks(runnable, agent, jobs=jobs, keep=keep_worktrees)
+    for run in runs:
+        atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))
+        if report is not None:
+            kept = f", worktree kept at {run.worktree}" if run.worktree is not None else ""
+            report(f"task {run.task_id}: ran in {run.record['duration_s']:.2f} s{kept}")
+    if report is not None and len(runnable) < len(tasks):
+        report(f"{len(tasks) - len(runnable)} selected task(s) are not task folders: not run")
+    return run_agent(replace(options, telemetry=folder), config)

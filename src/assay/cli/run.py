@@ -30,6 +30,12 @@ from assay.vocabulary import TIERS
     type=click.Path(path_type=Path),
     help="Agent-run telemetry: a folder of <task_id>.json or a JSONL file.",
 )
+@click.option(
+    "--agent",
+    help="Run this agent command (or oracle / noop) on the executable tasks and score it.",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, help="--agent: tasks at once.")
+@click.option("--keep-worktrees", is_flag=True, help="--agent: keep each task's worktree.")
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
     "--tier",
@@ -72,6 +78,9 @@ def run_command(
     candidates: Path | None,
     use_judge: bool,
     telemetry: Path | None,
+    agent: str | None,
+    jobs: int,
+    keep_worktrees: bool,
     example: bool,
     tiers: tuple[str, ...],
     similarity: str | None,
@@ -111,39 +120,55 @@ def run_command(
             ("--outputs", outputs),
             ("--candidates", candidates),
             ("--telemetry", telemetry),
+            ("--agent", agent),
             ("--example", example),
         )
         if given
     ]
     if len(sources) > 1:
         raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
-    if telemetry is not None and (self_test or similarity or max_repeats is not None):
+    if agent is None and (jobs != 1 or keep_worktrees):
+        raise click.UsageError("--jobs and --keep-worktrees apply to --agent runs")
+    agent_run = telemetry is not None or agent is not None
+    if agent_run and (self_test or similarity or max_repeats is not None):
         raise click.UsageError(
             "--telemetry scores an agent run; --similarity, --self-test and --max-repeats "
             "apply to goldens runs"
         )
-    if telemetry is None and (no_save or compare):
+    if not agent_run and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
-    if telemetry is not None:
-        from assay.agent import AgentOptions, run_agent
+    if agent_run:
+        from assay.agent import AgentOptions, execute_agent, run_agent
 
         agent_mode = "write-baseline" if write_baseline else "check" if check else "report"
-        outcome = run_agent(
-            AgentOptions(
-                path,
-                telemetry,
-                cast(Any, tiers),
-                not no_save,
-                compare,
-                mode=agent_mode,
-                baseline=baseline,
-                force=force,
-                alpha=alpha,
-            ),
-            config,
+        agent_options = AgentOptions(
+            path,
+            telemetry or Path(),
+            cast(Any, tiers),
+            not no_save,
+            compare,
+            mode=agent_mode,
+            baseline=baseline,
+            force=force,
+            alpha=alpha,
         )
+        if agent is not None:
+
+            def say(line: str) -> None:
+                click.echo(f"assay: {line}", err=True)
+
+            outcome = execute_agent(
+                agent_options,
+                config,
+                agent,
+                jobs=jobs,
+                keep_worktrees=keep_worktrees,
+                report=say,
+            )
+        else:
+            outcome = run_agent(agent_options, config)
         view = outcome.view()
         emit(render(fmt, view), output)
         _verdict_to_stderr(view, output)

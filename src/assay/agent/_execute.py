@@ -1,0 +1,283 @@
+"""Run an agent on executable tasks and measure what it did: the telemetry, for real.
+
+For each task folder (``task.md``, ``repo/``, ``solution.sh``): copy the fixture into a fresh
+git worktree outside the goldens folder, run ``verify`` once on the untouched fixture, run the
+agent command there in its own session (the instruction on stdin and in
+``$ASSAY_TASK_PROMPT_FILE``), stop it at ``max_duration_s`` (the whole process group: terminate,
+then kill), count and kill what it left running, read the files it changed from git, run the
+command completion signals and ``verify`` again, and write the telemetry record the scorer reads.
+
+Built-in agents: ``oracle`` runs the task's reference solution, ``noop`` does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from assay.agent._verify import VerifyCounts, counts_of
+from assay.errors import AssayError, GoldenError
+from assay.goldens import TASK_FILE, Golden
+
+BUILTIN_AGENTS: Final = ("oracle", "noop")
+DEFAULT_MAX_DURATION_S: Final = 600.0
+_GRACE_S: Final = 3.0  # between terminate and kill
+_STEP_TIMEOUT_S: Final = 300.0  # verify and a completion signal
+_OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its final output
+# Not changes the agent made: caches Python and pytest write.
+_IGNORED: Final = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRun:
+    """One task's telemetry record (the scorer's input) and its worktree when kept."""
+
+    task_id: str
+    record: dict[str, Any]
+    worktree: Path | None
+
+
+def _git(worktree: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=assay", "-c", "user.email=assay@localhost", *args],
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def make_worktree(task: Golden, folder: Path, parent: Path) -> tuple[Path, str]:
+    """A fresh git repository holding the fixture, committed; returns it and its commit.
+
+    Raises:
+        GoldenError: the task has no fixture repository.
+    """
+    fixture = folder / "repo"
+    if not fixture.is_dir():
+        raise GoldenError(
+            "an executable task needs a fixture repository (repo/)", source=task.source
+        )
+    worktree = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=parent))
+    shutil.copytree(fixture, worktree, dirs_exist_ok=True, symlinks=True)
+    _git(worktree, "init", "-q")
+    (worktree / ".git" / "info" / "exclude").write_text(_IGNORED, encoding="utf-8")
+    _git(worktree, "add", "-A")
+    _git(worktree, "commit", "-q", "--allow-empty", "-m", "fixture")
+    return worktree, _git(worktree, "rev-parse", "HEAD").strip()
+
+
+def _run_step(command: str, worktree: Path, env: Mapping[str, str]) -> tuple[int, str]:
+    """A verify command or a completion signal: its exit status and output (bounded)."""
+    try:
+        done = subprocess.run(
+            command,
+            shell=True,
+            cwd=worktree,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=_STEP_TIMEOUT_S,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return 124, ""
+    return done.returncode, done.stdout + done.stderr
+
+
+def _session_members(session: int) -> list[int]:
+    """Processes still alive in ``session`` (Linux /proc)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) == session:
+                stat = (entry / "stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[0] != "Z":  # a zombie is already gone
+                    members.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return members
+
+
+def _stop_group(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + (_GRACE_S if sig == signal.SIGTERM else 1.0)
+        while time.monotonic() < deadline and _session_members(pid):
+            time.sleep(0.05)
+        if not _session_members(pid):
+            return
+
+
+def _agent_command(agent: str, folder: Path) -> str:
+    if agent == "oracle":
+        return f"bash {json.dumps(str((folder / 'solution.sh').resolve()))}"
+    if agent == "noop":
+        return "true"
+    return agent
+
+
+def _changed_files(worktree: Path) -> list[str]:
+    status = _git(worktree, "status", "--porcelain", "-uall", "-z")
+    paths = []
+    entries = status.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if code[0] in "RC":  # a rename names its source next
+            i += 1
+        paths.append(path)
+    return sorted(set(paths))
+
+
+def _usage(path: Path) -> dict[str, Any]:
+    """What the agent reported in ``$ASSAY_USAGE_FILE`` (nothing when it wrote nothing)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for ours, theirs in (
+        ("input_tokens", "tokens_input"),
+        ("output_tokens", "tokens_output"),
+        ("turns_used", "turns_used"),
+    ):
+        value = data.get(theirs, data.get(ours))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out[ours] = value
+    cost = data.get("cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        out["cost_usd"] = float(cost)
+    return out
+
+
+def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> TaskRun:
+    """Run ``agent`` on one executable task and measure it.
+
+    Raises:
+        GoldenError: the task is not a task folder or has no fixture.
+    """
+    source = Path(task.source)
+    if source.name != TASK_FILE:
+        raise GoldenError(
+            "only a task folder (task.md, repo/, solution.sh) can be run by an agent",
+            source=task.source,
+        )
+    folder = source.parent
+    worktree, base = make_worktree(task, folder, scratch)
+    private = Path(tempfile.mkdtemp(prefix=f"{task.id}-io-", dir=scratch))
+    prompt_file = private / "prompt.txt"
+    instruction = task.input if isinstance(task.input, str) else json.dumps(task.input)
+    prompt_file.write_text(instruction or "", encoding="utf-8")
+    usage_file = private / "usage.json"
+    env = {
+        **os.environ,
+        "ASSAY_TASK_PROMPT_FILE": str(prompt_file),
+        "ASSAY_WORKTREE": str(worktree),
+        "ASSAY_USAGE_FILE": str(usage_file),
+        "ASSAY_TASK_ID": task.id,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    verify = task.fields.get("verify")
+    before: VerifyCounts | None = None
+    if verify:
+        _, output = _run_step(verify, worktree, env)
+        before = counts_of(output)
+    limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
+    # Files, not pipes: a process the agent leaves behind keeps a pipe open and would make
+    # waiting for the agent wait for it.
+    out_file = private / "stdout.txt"
+    started = time.monotonic()
+    with prompt_file.open("rb") as stdin, out_file.open("wb") as stdout_sink:
+        process = subprocess.Popen(
+            _agent_command(agent, folder),
+            shell=True,
+            cwd=worktree,
+            env=env,
+            stdin=stdin,
+            stdout=stdout_sink,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop_group(process.pid)
+            process.wait()
+    duration = time.monotonic() - started
+    stdout = out_file.read_text(encoding="utf-8", errors="replace")
+    orphans = len(_session_members(process.pid))
+    if orphans:
+        _stop_group(process.pid)
+    record: dict[str, Any] = {
+        "task_id": task.id,
+        "duration_s": round(duration, 3),
+        "crashes": 1 if (process.returncode != 0 and not timed_out) else 0,
+        "orphans": orphans,
+        "files_modified": _changed_files(worktree),
+        "output": (stdout or "")[-_OUTPUT_LIMIT:],
+        **_usage(usage_file),
+    }
+    if _git(worktree, "rev-parse", "HEAD").strip() != base:
+        record["merge_conflicts"] = 1  # the agent rewrote history: its diff is not the fixture's
+    checked = passed = 0
+    for entry in task.fields.get("completion_signals") or []:
+        if isinstance(entry, dict):
+            checked += 1
+            passed += _run_step(entry["run"], worktree, env)[0] == 0
+    if verify:
+        code, output = _run_step(verify, worktree, env)
+        after = counts_of(output)
+        checked += 1
+        passed += code == 0
+        if after is not None:
+            # A test regression is a test the agent broke: failures beyond the fixture's own.
+            already = before.failed if before is not None else 0
+            record["tests_run"] = after.ran
+            record["tests_passed"] = after.passed
+            record["tests_failed"] = max(0, after.failed - already)
+    record["completion_signals_checked"] = checked
+    record["completion_signals_passed"] = passed
+    shutil.rmtree(private, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(worktree, ignore_errors=True)
+    return TaskRun(task.id, record, worktree if keep else None)
+
+
+def run_tasks(
+    tasks: Sequence[Golden], agent: str, *, jobs: int = 1, keep: bool = False
+) -> list[TaskRun]:
+    """Run ``agent`` on every task, ``jobs`` at a time, in task order."""
+    scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return list(pool.map(lambda t: run_task(t, agent, scratch, keep=keep), tasks))
+    except subprocess.CalledProcessError as exc:
+        raise AssayError(f"git failed while preparing a worktree: {exc.stderr or exc}") from None
+    finally:
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,167 @@
+"""``assay run --agent``: small scripted agents on a real task folder (a git worktree per task,
+the agent in its own session, verify and command signals run after it), measured, not
+defaulted."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.cli import run_cli
+from tests.helpers.goldens import ORIGIN, write_golden
+
+TASK = """\
+id: fix-add
+title: Fix add
+input: "add(a, b) in calc.py subtracts. Make it add."
+verify: "python -m pytest -q -p no:cacheprovider"
+completion_signals:
+  - {name: "add adds", run: "grep -q 'return a + b' calc.py"}
+expected_files_modified: [calc.py]
+owned_files: [calc.py]
+max_duration_s: 2
+max_cost_usd: 0.1
+"""
+
+
+def make_task(root: Path, name: str = "fix-add", task: str = TASK) -> Path:
+    folder = root / "goldens" / "smoke" / name
+    write_golden(folder, "task.md", task.replace("fix-add", name), ORIGIN)
+    repo = folder / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    (repo / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        encoding="utf-8",
+    )
+    (folder / "solution.sh").write_text(
+        "sed -i 's/return a - b/return a + b/' calc.py\n", encoding="utf-8"
+    )
+    return folder
+
+
+def agent_run(root: Path, agent: str, *extra: str) -> tuple[dict[str, Any], str]:
+    args = ["run", "goldens", "--agent", agent, "--tier", "smoke", "--json", "--no-save", *extra]
+    code, out, err = run_cli(args, root, 120)
+    assert code == 0, out + err
+    assert "Traceback" not in err
+    return json.loads(out), err
+
+
+def telemetry(root: Path, task_id: str) -> dict[str, Any]:
+    [run] = sorted((root / ".assay" / "agent-runs").iterdir())
+    return json.loads((run / f"{task_id}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def only(document: dict[str, Any]) -> dict[str, Any]:
+    [result] = document["results"]
+    return result  # type: ignore[no-any-return]
+
+
+def test_the_oracle_passes_with_measured_telemetry(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    document, err = agent_run(tmp_path, "oracle")
+    assert only(document)["status"] == "pass", document
+    record = telemetry(tmp_path, "fix-add")
+    assert record["duration_s"] > 0
+    assert record["files_modified"] == ["calc.py"]
+    assert (record["tests_run"], record["tests_passed"], record["tests_failed"]) == (1, 1, 0)
+    assert (record["completion_signals_checked"], record["completion_signals_passed"]) == (2, 2)
+    assert (record["crashes"], record["orphans"]) == (0, 0)
+    assert "assay: task fix-add: ran in " in err
+    # The fixture is untouched and no worktree is left behind.
+    assert "return a - b" in (tmp_path / "goldens/smoke/fix-add/repo/calc.py").read_text()
+
+
+def test_noop_fails_and_the_fixtures_own_failure_is_no_regression(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    document, _ = agent_run(tmp_path, "noop")
+    result = only(document)
+    assert result["status"] == "fail"
+    assert result["failure"]["category"] == "orientation_miss"
+    # The target test failed before the agent too: not a test the agent broke.
+    assert telemetry(tmp_path, "fix-add")["tests_failed"] == 0
+    assert document["summary"]["composite"]["components"]["safety"] == 1.0
+
+
+def test_an_agent_past_its_limit_is_stopped_and_fails_as_timeout(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    document, _ = agent_run(tmp_path, "sleep 60")
+    assert only(document)["failure"]["category"] == "timeout"
+    # Stopped at the 2 s limit (terminate, then kill within the grace), not after 60 s.
+    assert telemetry(tmp_path, "fix-add")["duration_s"] < 2 + 3 + 5
+
+
+def test_a_process_left_behind_is_an_orphan_and_is_gone_afterwards(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    marker = "31.4159"
+    agent_run(tmp_path, f"sleep {marker} & echo started")
+    assert telemetry(tmp_path, "fix-add")["orphans"] == 1
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    alive.append(entry.name)
+            except OSError:
+                continue
+    assert alive == []
+
+
+def test_an_edit_outside_owned_files_fails_as_scope_creep(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    agent = "sed -i 's/return a - b/return a + b/' calc.py && echo x > notes.txt"
+    document, _ = agent_run(tmp_path, agent)
+    assert only(document)["failure"]["category"] == "scope_creep"
+    assert telemetry(tmp_path, "fix-add")["files_modified"] == ["calc.py", "notes.txt"]
+
+
+def test_a_reported_cost_over_the_limit_fails(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    agent = (
+        "sed -i 's/return a - b/return a + b/' calc.py && "
+        """echo '{"cost_usd": 5, "tokens_input": 10, "turns_used": 3}' > "$ASSAY_USAGE_FILE\""""
+    )
+    document, _ = agent_run(tmp_path, agent)
+    assert only(document)["failure"]["category"] == "over_budget"
+    record = telemetry(tmp_path, "fix-add")
+    assert (record["cost_usd"], record["input_tokens"], record["turns_used"]) == (5.0, 10, 3)
+
+
+def test_the_instruction_reaches_the_agent_and_its_output_is_scored(tmp_path: Path) -> None:
+    make_task(tmp_path)
+    agent = (
+        'cat "$ASSAY_TASK_PROMPT_FILE"; test "$(pwd)" = "$ASSAY_WORKTREE" && echo " in-worktree"'
+    )
+    agent_run(tmp_path, agent)
+    output = telemetry(tmp_path, "fix-add")["output"]
+    assert output == "add(a, b) in calc.py subtracts. Make it add. in-worktree\n"
+
+
+def test_tasks_run_concurrently_with_jobs(tmp_path: Path) -> None:
+    for i in range(4):
+        make_task(tmp_path, f"fix-{i}")
+    log = tmp_path / "spans"
+    log.mkdir()
+    # Each agent records when it starts and ends; with --jobs 4 the spans overlap.
+    agent = textwrap.dedent(
+        f"""python3 -c "import time,os; s=time.time(); time.sleep(0.5); \
+open(os.path.join('{log}', os.environ['ASSAY_TASK_ID']), 'w').write(f'{{s}} {{time.time()}}')" """
+    )
+    agent_run(tmp_path, agent, "--jobs", "4")
+    spans = [tuple(map(float, p.read_text().split())) for p in log.iterdir()]
+    assert len(spans) == 4
+    latest_start = max(s for s, _ in spans)
+    earliest_end = min(e for _, e in spans)
+    assert latest_start < earliest_end  # all four were running at one moment
+
+
+def test_a_single_file_golden_is_not_run(tmp_path: Path) -> None:
+    write_golden(
+        tmp_path / "goldens" / "smoke", "plain.md", "id: plain\ninput: q\nowned_files: [a]\n"
+    )
+    document, err = agent_run(tmp_path, "noop")
+    assert "1 selected task(s) are not task folders: not run" in err
+    assert only(document)["failure"]["category"] == "incomplete"
