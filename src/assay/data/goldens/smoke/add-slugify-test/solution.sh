@@ -7,3 +7,4 @@ cat >> tests/test_text.py <<'PY'
 def test_slugify_empty_string_is_empty():
     assert slugify('') == ''
 PY
+echo "Added test_slugify_empty_string_is_empty to tests/test_text.py: slugify('') == ''."

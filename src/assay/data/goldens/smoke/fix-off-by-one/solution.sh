@@ -20,3 +20,4 @@ def test_second_page_starts_right_after_the_first():
     assert paginate(ITEMS, 2, 3) == [4, 5, 6]
     assert paginate(ITEMS, 4, 3) == [10]
 PY
+echo "Fixed paginate()'s slice in src/pages.py (start at (page - 1) * size, size items) and added a page-2 regression test."

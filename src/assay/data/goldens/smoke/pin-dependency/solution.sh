@@ -9,3 +9,4 @@ lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
 assert lines.count("requests\n") == 1, "requirements.txt is not the fixture's"
 path.write_text("".join("requests>=2.31\n" if l == "requests\n" else l for l in lines), encoding="utf-8")
 PY
+echo "Pinned requests>=2.31 in requirements.txt."

@@ -12,3 +12,4 @@ for name in ("src/report.py", "src/cli/main.py"):
     assert renamed != text, f"{name} is not the fixture's"
     path.write_text(renamed, encoding="utf-8")
 PY
+echo "Renamed _fmt() to _format_row() in src/report.py and its caller src/cli/main.py."
