@@ -544,13 +544,19 @@ def test_saved_run_holds_no_ground_truth(cli: CliRunner, tmp_path: Path) -> None
     assert "requests>=2.31" not in text
     secrets: list[str] = []
     for task in iter_goldens(packaged_root() / "smoke"):
-        secrets.extend(task.fields["completion_signals"])
+        for signal in task.fields["completion_signals"]:
+            # A command signal (name and command) can spell the answer out as a prose one can.
+            is_command = isinstance(signal, dict)
+            secrets.extend([signal["name"], signal["run"]] if is_command else [signal])
+        solution = Path(task.source).with_name("solution.sh")
+        secrets.append(solution.read_text(encoding="utf-8"))  # the reference solution
         secrets.extend(v for spec in task.asserts for v in spec.args.values() if isinstance(v, str))
         secrets.append(task.input)
         assert task.rubric is not None
         secrets.append(task.rubric)
     assert "receive" in secrets and "requests>=2.31" in secrets
-    assert len(secrets) == 20  # 8 signals, 2 assert arguments, 5 inputs, 5 rubrics
+    # 8 signals (a name and a command each), 5 solutions, 2 assert arguments, 5 inputs, 5 rubrics
+    assert len(secrets) == 33
     for secret in secrets:
         assert secret not in text, f"ground truth {secret!r} in the run record"
 
