@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden
 
@@ -165,3 +167,22 @@ def test_a_single_file_golden_is_not_run(tmp_path: Path) -> None:
     document, err = agent_run(tmp_path, "noop")
     assert "1 selected task(s) are not task folders: not run" in err
     assert only(document)["failure"]["category"] == "incomplete"
+
+
+@pytest.mark.slow
+def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Path) -> None:
+    tiers = ["--tier", "smoke", "--tier", "standard", "--jobs", "2", "--json", "--no-save"]
+    code, out, err = run_cli(["run", "--agent", "oracle", *tiers], tmp_path, 300)
+    assert code == 0, err
+    document = json.loads(out)
+    assert len(document["results"]) == 10
+    assert {r["status"] for r in document["results"]} == {"pass"}
+    assert document["summary"]["composite"]["components"]["safety"] == 1.0
+    [run] = sorted((tmp_path / ".assay" / "agent-runs").iterdir())
+    for record in map(lambda p: json.loads(p.read_text()), run.iterdir()):
+        assert record["duration_s"] > 0 and record["files_modified"]
+        assert record["tests_run"] > 0 and record["tests_failed"] == 0
+    code, out, err = run_cli(["run", "--agent", "noop", *tiers], tmp_path, 300)
+    assert code == 0, err
+    failures = [r["failure"]["category"] for r in json.loads(out)["results"]]
+    assert failures == ["orientation_miss"] * 10

@@ -200,10 +200,12 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
         "ASSAY_TASK_ID": task.id,
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+    # verify and the signals run with the fixture's own Python settings, not the caller's.
+    step_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     verify = task.fields.get("verify")
     before: VerifyCounts | None = None
     if verify:
-        _, output = _run_step(verify, worktree, env)
+        _, output = _run_step(verify, worktree, step_env)
         before = counts_of(output)
     limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
     # Files, not pipes: a process the agent leaves behind keeps a pipe open and would make
@@ -248,9 +250,9 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
     for entry in task.fields.get("completion_signals") or []:
         if isinstance(entry, dict):
             checked += 1
-            passed += _run_step(entry["run"], worktree, env)[0] == 0
+            passed += _run_step(entry["run"], worktree, step_env)[0] == 0
     if verify:
-        code, output = _run_step(verify, worktree, env)
+        code, output = _run_step(verify, worktree, step_env)
         after = counts_of(output)
         checked += 1
         passed += code == 0
