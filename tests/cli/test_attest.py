@@ -296,7 +296,7 @@ def test_seal_refuses_an_unreadable_reference_file(cli: CliRunner, tmp_path: Pat
 @pytest.mark.parametrize(
     ("problem", "message"),
     [
-        ("unknown-task", "no golden task 'nope'"),
+        ("unknown-task", "no task 'nope'"),
         ("broken-journal", "the journal is broken"),
         ("missing-worktree", "the worktree is not a folder"),
     ],
@@ -822,3 +822,20 @@ def test_no_ground_truth_plaintext_in_the_frontmatter_cache_of_a_large_suite(
     assay_dir = tmp_path / ".assay"
     assert not (assay_dir / "cache" / "frontmatter.json").exists()
     assert plaintext_hits(assay_dir) == []
+
+
+def test_seal_takes_a_packaged_task_by_id_without_a_goldens_folder(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    assert keygen(cli)[0] == 0
+    (tmp_path / "wt").mkdir()
+    (tmp_path / "j.jsonl").write_text("", encoding="utf-8")
+    args = ["attest", "seal", "--task", "smoke-fix-readme-typo", "--journal", "j.jsonl"]
+    code, out, err = cli(*args, "--worktree", "wt", "--json")
+    assert code == 0, err
+    assert json.loads(out)["verdict"] == "CLEAN"
+    code, _, err = cli(
+        "attest", "seal", "--task", "nope", "--journal", "j.jsonl", "--worktree", "wt"
+    )
+    assert code == 1
+    assert "no task 'nope'" in err

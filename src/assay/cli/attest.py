@@ -29,8 +29,13 @@ def keygen_command(key_file: Path | None) -> int:
 
 
 @attest_group.command("seal")
-@click.argument("goldens", type=click.Path(path_type=Path))
-@click.option("--task", "task_id", required=True, help="The golden task id.")
+@click.argument("goldens", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--task",
+    "task_id",
+    required=True,
+    help="The task id (a golden under GOLDENS, else the project's or a packaged task).",
+)
 @click.option(
     "--journal",
     required=True,
@@ -48,7 +53,7 @@ def keygen_command(key_file: Path | None) -> int:
 @click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def seal_command(
-    goldens: Path,
+    goldens: Path | None,
     task_id: str,
     journal: Path,
     worktree: Path,
@@ -59,13 +64,24 @@ def seal_command(
 ) -> int:
     """Seal a CLEAN or DIRTY verdict for one task's run (exit 0 whatever the verdict)."""
     from assay.attest import load_key, resolve_key_path, seal
-    from assay.goldens import iter_goldens
+    from assay.goldens import iter_goldens, packaged_root
 
     key = load_key(resolve_key_path(key_file))
+    tasks = list(iter_goldens(goldens)) if goldens is not None else []
+    root = goldens
+    if not any(t.id == task_id for t in tasks):
+        # Not under GOLDENS (or none given): the project's tasks, then the packaged ones.
+        from assay.config import load_config
+        from assay.tasks import find_task
+
+        entry = find_task(task_id, goldens or load_config().goldens)
+        tasks = [entry.golden]
+        root = packaged_root() if entry.packaged else (goldens or load_config().goldens)
+    assert root is not None
     sealed = seal(
         Path.cwd(),
-        list(iter_goldens(goldens)),
-        goldens,
+        tasks,
+        root,
         task_id,
         journal,
         worktree,
