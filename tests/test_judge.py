@@ -489,3 +489,16 @@ def test_structured_false_sends_no_response_format(server: FakeOpenAI, tmp_path:
     goldens, outputs = make_project(tmp_path, toml)
     judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
     assert all("response_format" not in seen.body for seen in server.seen)
+
+
+def test_a_judge_without_max_tokens_gets_a_bounded_reply(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    from assay.judge import JUDGE_MAX_TOKENS
+
+    goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json"))
+    judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
+    assert {seen.body.get("max_tokens") for seen in server.seen} == {JUDGE_MAX_TOKENS}
+    goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json", max_tokens=40))
+    judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
+    assert server.seen[-1].body["max_tokens"] == 40

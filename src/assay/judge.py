@@ -127,6 +127,9 @@ async def judge_texts(
         )
     source = f"{where} [judge.provider]"
     config = structured_config(config, settings)
+    if config.type in ("openai", "anthropic") and config.max_tokens is None:
+        # As for candidates: a judge that misses its stop token must not run to the timeout.
+        config = replace(config, max_tokens=JUDGE_MAX_TOKENS)
     prompts = [
         judge_prompt(settings, output, rubric, expected) for output, rubric, expected in items
     ]
@@ -177,6 +180,10 @@ VERDICT_SCHEMA: Final = {
     "required": ["score", "reason"],
     "additionalProperties": False,
 }
+
+
+# A verdict is one short JSON object; an HTTP judge without max_tokens gets this many.
+JUDGE_MAX_TOKENS: Final = 256
 
 
 def structured_config(config: Any, settings: JudgeSettings) -> Any:

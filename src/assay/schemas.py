@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.config import Config
 from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.asserts import CheckContext
 
 
 def _contents(path: Path, uri: str, source: str | None) -> Any:
@@ -48,7 +51,7 @@ def registered_registry(schemas: Mapping[str, Path], source: str | None) -> Any:
     return offline_registry().with_resources(resources)
 
 
-def check_context(config: Config) -> Any:
+def check_context(config: Config) -> CheckContext:
     """The CheckContext of a run under ``config``: its regex budget and registered schemas."""
     from assay.asserts import CheckContext
 

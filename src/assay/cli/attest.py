@@ -68,20 +68,18 @@ def seal_command(
 
     key = load_key(resolve_key_path(key_file))
     tasks = list(iter_goldens(goldens)) if goldens is not None else []
-    root = goldens
-    if not any(t.id == task_id for t in tasks):
+    if goldens is None or not any(t.id == task_id for t in tasks):
         # Not under GOLDENS (or none given): the project's tasks, then the packaged ones.
         from assay.config import load_config
         from assay.tasks import find_task
 
-        entry = find_task(task_id, goldens or load_config().goldens)
-        tasks = [entry.golden]
-        root = packaged_root() if entry.packaged else (goldens or load_config().goldens)
-    assert root is not None
+        project = goldens or load_config().goldens
+        entry = find_task(task_id, project)
+        tasks, goldens = [entry.golden], packaged_root() if entry.packaged else project
     sealed = seal(
         Path.cwd(),
         tasks,
-        root,
+        goldens,
         task_id,
         journal,
         worktree,
