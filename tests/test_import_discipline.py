@@ -8,9 +8,14 @@ import sys
 from pathlib import Path
 
 # difflib: only a frontmatter key that is no field needs it; importlib.metadata: only a plugin
-# name (pkg/name) makes assay read the installed packages.
+# name (pkg/name) makes assay read the installed packages; the baseline, the comparison and its
+# statistics only a run that writes or checks a baseline.
 HEAVY = (
     "asyncio",
+    "assay.baseline",
+    "assay.regressions",
+    "assay.stats",
+    "scipy",
     "difflib",
     "httpx",
     "importlib.metadata",

@@ -9,17 +9,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from assay import baseline as baseline_mod
 from assay.asserts import as_text
 from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
 from assay.config import Config
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
 from assay.outputs import load_outputs
-from assay.regressions import Rules, Trials, undecided_pairs
-from assay.regressions import diff as regressions_diff
 from assay.results import (
     CandidateSummary,
     ReportContent,
@@ -30,6 +27,11 @@ from assay.results import (
 from assay.schemas import check_context
 from assay.similarity import get_backend
 from assay.vocabulary import TIER3
+
+if TYPE_CHECKING:
+    # The baseline and the comparison are loaded only by runs that write or check one: a plain
+    # report never pays for them.
+    from assay.regressions import Diff, Trials
 
 Mode = Literal["report", "write-baseline", "check"]
 
@@ -63,7 +65,7 @@ class GateRun:
     golden_count: int
     mode: Mode
     baseline_path: Path | None = None
-    diff: baseline_mod.Diff | None = None
+    diff: Diff | None = None
     gate_failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
@@ -283,9 +285,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     # Read the baseline first: a missing one fails before any model call, and adaptive
     # repeats compare with it between looks.
     document = (
-        baseline_mod.load(options.baseline or config.baseline)
-        if (options.mode == "check")
-        else None
+        _load_baseline(options.baseline or config.baseline) if (options.mode == "check") else None
     )
     outputs, stats, live_info = _outputs(options, config, goldens, by_id)
     spec, finish = live_info if live_info is not None else (None, None)
@@ -365,6 +365,7 @@ def _adaptive_repeats(
     ``per_pair`` grows in place and ``stats`` counts the extra calls.
     """
     from assay.models import generate_outputs
+    from assay.regressions import Rules, undecided_pairs
 
     looks = -(-max_repeats // spec.repeats)
     rules = Rules(
@@ -412,6 +413,8 @@ def _trials(
 ) -> dict[tuple[str, str], Trials]:
     """The repeats behind each result whose outcome is random (a live output, a judge, more
     than one repeat); a deterministic result is one trial and needs no record of its own."""
+    from assay.regressions import Trials
+
     out: dict[tuple[str, str], Trials] = {}
     for repeats, result in zip(per_pair, results, strict=True):
         if live or len(repeats) > 1 or (result.decided_by == TIER3 and result.passed is not None):
@@ -479,6 +482,12 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
     )
 
 
+def _load_baseline(path: Path) -> dict[str, Any]:
+    from assay import baseline
+
+    return baseline.load(path)
+
+
 def suite_of(options: GateOptions, config: Config) -> str:
     """What suite a run loaded, as the baseline records it: a baseline golden missing from a
     run is "removed" only when the run loaded the same suite (a subset folder is no removal)."""
@@ -502,6 +511,12 @@ def _baseline_step(
     document: dict[str, Any] | None,
     adaptive: _Adaptive | None,
 ) -> None:
+    if options.mode == "report":
+        return
+    from assay import baseline as baseline_mod
+    from assay.regressions import Rules
+    from assay.regressions import diff as regressions_diff
+
     baseline_path = options.baseline or config.baseline
     suite = suite_of(options, config)
     if options.mode == "write-baseline":
