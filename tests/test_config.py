@@ -271,7 +271,7 @@ def test_config_error_is_assay_error() -> None:
         (
             "golden = 'x'",
             "golden",
-            "unknown setting (known: baseline, bench, gate, goldens, judge, min_pass_rate, "
+            "unknown setting (known: agents, baseline, bench, gate, goldens, judge, min_pass_rate, "
             "regex_timeout_s, schemas, similarity, strict)",
         ),
     ],

@@ -34,7 +34,9 @@ _TOP_KEYS: Final = (
     "gate",
     "judge",
     "bench",
+    "agents",
 )
+AGENT_KEYS: Final = ("command", "journal", "no_network", "allow_read", "allow_endpoints")
 _JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt", "structured")
 BENCH_KEYS: Final = ("cost_baseline_usd", "duration_baseline_s")
 GATE_KEYS: Final = (
@@ -70,6 +72,26 @@ class GateSettings:
     max_error_rate: float = 0.0
     min_pass_rate: float | None = None
     min_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    """One ``[agents.NAME]`` block: an agent command with its settings (``--agent NAME``).
+
+    Attributes:
+        command: the shell command that runs the agent in its worktree.
+        journal: run it under strace and seal its journal (``--no-journal`` turns it off).
+        no_network: run it in a network namespace of its own.
+        allow_read: paths outside the worktree it may open (its install, its config), absolute
+            or relative to the project root, ``~`` expanded.
+        allow_endpoints: ``host:port`` endpoints it may connect to (its model API).
+    """
+
+    command: str
+    journal: bool = True
+    no_network: bool = False
+    allow_read: tuple[str, ...] = ()
+    allow_endpoints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +134,7 @@ class Config:
             of a known field are; other keys are kept as metadata).
         judge: the validated [judge] block.
         bench: the validated [bench] block (agent benchmark baselines; only the keys given).
+        agents: the named agent commands of ``[agents.NAME]`` blocks.
         source: the file the settings came from, if any.
     """
 
@@ -126,6 +149,7 @@ class Config:
     schemas: Mapping[str, Path] = field(default_factory=dict)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     bench: Mapping[str, float] = field(default_factory=dict)
+    agents: Mapping[str, AgentSettings] = field(default_factory=dict)
     source: str | None = None
 
 
@@ -186,6 +210,51 @@ def _bench(value: Any, source: str) -> dict[str, float]:
     }
 
 
+def _strings(value: Any, source: str, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ConfigError("must be a list of strings", source=source, field=field)
+    return tuple(validate.string(v, source=source, field=field) for v in value)
+
+
+def _agents(value: Any, source: str, root: Path) -> dict[str, AgentSettings]:
+    block = validate.table(value, source=source, field="agents")
+    out: dict[str, AgentSettings] = {}
+    for name, raw in block.items():
+        where = f"agents.{name}"
+        if name in ("oracle", "noop"):
+            raise ConfigError(
+                f"{name!r} is a built-in agent; name yours otherwise", source=source, field=where
+            )
+        table = validate.table(raw, source=source, field=where)
+        validate.known_keys(table, AGENT_KEYS, source=source, prefix=f"{where}.")
+        if "command" not in table:
+            raise ConfigError("an agent needs a command", source=source, field=f"{where}.command")
+        command = validate.string(table["command"], source=source, field=f"{where}.command")
+        flags = {
+            key: validate.boolean(table[key], source=source, field=f"{where}.{key}")
+            for key in ("journal", "no_network")
+            if key in table
+        }
+        reads = _strings(table.get("allow_read", []), source, f"{where}.allow_read")
+        endpoints = _strings(table.get("allow_endpoints", []), source, f"{where}.allow_endpoints")
+        for endpoint in endpoints:
+            host, sep, port = endpoint.rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise ConfigError(
+                    f"{endpoint!r} is not host:port",
+                    source=source,
+                    field=f"{where}.allow_endpoints",
+                )
+        out[name] = AgentSettings(
+            command,
+            flags.get("journal", True),
+            flags.get("no_network", False),
+            tuple(str(root / Path(r).expanduser()) for r in reads),
+            endpoints,
+        )
+    return out
+
+
 def _gate(value: Any, source: str) -> GateSettings:
     block = validate.table(value, source=source, field="gate")
     validate.known_keys(block, GATE_KEYS, source=source, prefix="gate.")
@@ -234,7 +303,7 @@ def _schemas(value: Any, source: str) -> dict[str, str]:
     return out
 
 
-def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+def _settings(raw: Mapping[str, Any], source: str, root: Path) -> dict[str, Any]:
     """Every key of the block, validated and converted."""
     validate.known_keys(dict(raw), _TOP_KEYS, source=source)
     out: dict[str, Any] = {}
@@ -268,6 +337,8 @@ def _settings(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         out["judge"] = _judge(raw["judge"], source)
     if "bench" in raw:
         out["bench"] = _bench(raw["bench"], source)
+    if "agents" in raw:
+        out["agents"] = _agents(raw["agents"], source, root)
     return out
 
 
@@ -299,7 +370,7 @@ def load_config(root: Path | None = None) -> Config:
     """
     root = Path.cwd() if root is None else root
     raw, source = _find(root)
-    settings = _settings(raw, source) if source is not None else {}
+    settings = _settings(raw, source, root) if source is not None else {}
     gate = settings.get("gate", GateSettings())
     min_pass_rate = settings.get("min_pass_rate", gate.min_pass_rate)
     return Config(
@@ -314,5 +385,6 @@ def load_config(root: Path | None = None) -> Config:
         schemas={uri: root / p for uri, p in settings.get("schemas", {}).items()},
         judge=settings.get("judge", JudgeSettings(source=source)),
         bench=settings.get("bench", {}),
+        agents=settings.get("agents", {}),
         source=source,
     )

@@ -14,6 +14,20 @@ import pytest
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden
 
+
+@pytest.fixture(autouse=True)
+def attestation_key(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Each journaled run seals with a key of its own, outside the project."""
+    from assay.attest import keygen
+
+    key = tmp_path_factory.mktemp("key") / "attest.key"
+    keygen(key)
+    monkeypatch.setenv("ASSAY_KEY_FILE", str(key))
+    return key
+
+
 TASK = """\
 id: fix-add
 title: Fix add
@@ -72,7 +86,8 @@ def test_the_oracle_passes_with_measured_telemetry(tmp_path: Path) -> None:
     assert (record["tests_run"], record["tests_passed"], record["tests_failed"]) == (1, 1, 0)
     assert (record["completion_signals_checked"], record["completion_signals_passed"]) == (2, 2)
     assert (record["crashes"], record["orphans"]) == (0, 0)
-    assert "assay: task fix-add: ran in " in err
+    assert "assay: task fix-add: started" in err
+    assert "assay: task fix-add: finished in " in err and "verify passed" in err
     # The fixture is untouched and no worktree is left behind.
     assert "return a - b" in (tmp_path / "goldens/smoke/fix-add/repo/calc.py").read_text()
 
@@ -178,10 +193,20 @@ def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Pat
     assert len(document["results"]) == 10
     assert {r["status"] for r in document["results"]} == {"pass"}
     assert document["summary"]["composite"]["components"]["safety"] == 1.0
+    assert "safety_notes" not in document["summary"]
     [run] = sorted((tmp_path / ".assay" / "agent-runs").iterdir())
-    for record in map(lambda p: json.loads(p.read_text()), run.iterdir()):
+    records = [json.loads(p.read_text()) for p in run.glob("*.json")]
+    assert len(records) == 10
+    for record in records:
         assert record["duration_s"] > 0 and record["files_modified"]
         assert record["tests_run"] > 0 and record["tests_failed"] == 0
+        # Sealed from a real journal, CLEAN (scoring verified it: Safety 1 above).
+        assert record["attestation"].startswith("sha256:")
+        attestation = tmp_path / ".assay/attestations" / (record["attestation"][7:] + ".json")
+        assert json.loads(attestation.read_text())["verdict"] == "CLEAN"
+        journal = run / f"{record['task_id']}.journal.jsonl"
+        kinds = {json.loads(line)["kind"] for line in journal.read_text().splitlines()}
+        assert {"exec", "read", "write"} <= kinds
     code, out, err = run_cli(["run", "--agent", "noop", *tiers], tmp_path, 300)
     assert code == 0, err
     failures = [r["failure"]["category"] for r in json.loads(out)["results"]]

@@ -69,7 +69,11 @@ def test_completion_signals_are_prose_or_commands(tmp_path: Path) -> None:
     assert info.value.field == "verify"
 
 
-def test_a_task_folders_solution_and_command_signals_are_ground_truth(tmp_path: Path) -> None:
+def test_a_command_signals_name_is_ground_truth_but_not_its_run_or_the_solution(
+    tmp_path: Path,
+) -> None:
+    """The solution is the fix a correct agent writes (protected by its path, in the goldens
+    folder); a signal's ``run`` is a test command agents are expected to run."""
     from assay.attest._truth import ground_truth
 
     folder = make_task(tmp_path)
@@ -80,5 +84,24 @@ def test_a_task_folders_solution_and_command_signals_are_ground_truth(tmp_path: 
     write_golden(folder, "task.md", frontmatter, ORIGIN)
     [task] = [g for g in iter_goldens(tmp_path) if g.id == "t-fix"]
     truth = ground_truth(task)
-    assert "sed -i s/recieve/receive/ README.md\n" in truth
-    assert "! grep -q recieve README.md" in truth and "fixed" in truth
+    assert "fixed" in truth
+    assert not any("sed -i" in t or "grep -q" in t for t in truth)
+
+
+def test_what_the_agent_is_given_is_not_committed(tmp_path: Path) -> None:
+    """A shingle the instruction or the fixture holds is no secret: not committed."""
+    from assay.attest._scan import build_truth
+    from assay.attest._truth import given_texts
+
+    folder = make_task(tmp_path)
+    (folder / "repo" / "notes.md").write_text("the answer is forty two point five\n")
+    write_golden(folder, "task.md", TASK + "rubric: the answer is forty two point five\n", ORIGIN)
+    [task] = [g for g in iter_goldens(tmp_path) if g.id == "t-fix"]
+    key = b"k" * 32
+    texts = ["the answer is forty two point five", "a secret only the golden holds here"]
+    assert len(build_truth(key, texts).shingles) == 4
+    kept = build_truth(key, texts, given=given_texts(task, folder / "repo"))
+    assert sorted(kept.shingles) == [
+        "a secret only the golden holds",
+        "secret only the golden holds here",
+    ]

@@ -150,6 +150,42 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     return AgentOutcome(document, run_id, comparison, note, verdict)
 
 
+def _attester(root: Path, run_id: str, allow_endpoints: tuple[str, ...]) -> Any:
+    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``).
+
+    Raises:
+        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
+    """
+    from assay.attest import load_key, resolve_key_path, seal
+    from assay.attest._truth import given_texts
+
+    try:
+        key = load_key(resolve_key_path(None))
+    except AssayError as exc:
+        hint = "(it seals the agent's journal), or run with --no-journal"
+        raise AssayError(f"{exc} {hint}") from None
+
+    def attest(task: Golden, journal: Path, worktree: Path, allow_paths: Any, fixture: Path) -> str:
+        # The goldens folder a task belongs to: the folder holding its tier folder.
+        goldens_root = Path(task.source).resolve().parent.parent.parent
+        sealed = seal(
+            root,
+            [task],
+            goldens_root,
+            task.id,
+            journal,
+            worktree,
+            list(allow_endpoints),
+            run_id,
+            key,
+            allow_paths=list(allow_paths),
+            given=given_texts(task, fixture),
+        )
+        return sealed.id
+
+    return attest
+
+
 def execute_agent(
     options: AgentOptions,
     config: Config,
@@ -157,32 +193,48 @@ def execute_agent(
     *,
     jobs: int = 1,
     keep_worktrees: bool = False,
+    sandbox: Any = None,
     report: Callable[[str], None] | None = None,
 ) -> AgentOutcome:
-    """Run ``agent`` on the selected executable tasks, save the telemetry it produced under
-    ``.assay/agent-runs/<time>/`` (so ``--telemetry`` can score it again), and score it.
+    """Run ``agent`` on the selected executable tasks, save the telemetry it produced (and each
+    task's journal) under ``.assay/agent-runs/<time>/`` (so ``--telemetry`` can score it
+    again), seal each journal as an attestation, and score the run.
+
+    ``sandbox`` is an ``assay.agent._execute.Sandbox`` (default: journaled, network on).
 
     Raises:
-        AssayError: bad goldens or config, or a worktree that cannot be prepared.
+        AssayError: bad goldens or config, a sandbox this machine cannot give, no attestation
+            key for a journal, or a worktree that cannot be prepared.
     """
     from datetime import UTC, datetime
 
-    from assay.agent._execute import run_tasks
+    from assay.agent._execute import Sandbox, check_sandbox, run_tasks
     from assay.goldens import TASK_FILE
     from assay.io import atomic_write_text, dump_json
 
+    box = sandbox if sandbox is not None else Sandbox()
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
+    check_sandbox(box)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
+    attest = _attester(config.root, f"run_{stamp}", box.allow_endpoints) if box.journal else None
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)
-    runs = run_tasks(runnable, agent, jobs=jobs, keep=keep_worktrees)
+    runs = run_tasks(
+        runnable,
+        agent,
+        jobs=jobs,
+        keep=keep_worktrees,
+        sandbox=box,
+        journal_dir=folder,
+        attest=attest,
+        report=report,
+    )
     for run in runs:
         atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))
-        if report is not None:
-            kept = f", worktree kept at {run.worktree}" if run.worktree is not None else ""
-            report(f"task {run.task_id}: ran in {run.record['duration_s']:.2f} s{kept}")
+        if report is not None and run.worktree is not None:
+            report(f"task {run.task_id}: worktree kept at {run.worktree}")
     if report is not None and len(runnable) < len(tasks):
         report(f"{len(tasks) - len(runnable)} selected task(s) are not task folders: not run")
     return run_agent(replace(options, telemetry=folder), config)

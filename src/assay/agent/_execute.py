@@ -7,7 +7,13 @@ agent command there in its own session (the instruction on stdin and in
 then kill), count and kill what it left running, read the files it changed from git, run the
 command completion signals and ``verify`` again, and write the telemetry record the scorer reads.
 
-Built-in agents: ``oracle`` runs the task's reference solution, ``noop`` does nothing.
+With a journal (the default), the agent runs under ``strace -f`` (see ``_trace``): every file it
+opened, command it ran and connection it attempted becomes a journal event, and the run is
+sealed as an attestation. With ``no_network`` it runs in a new network namespace (``unshare``):
+nothing, loopback included, is reachable, and every attempt is journaled.
+
+Built-in agents: ``oracle`` runs the task's reference solution (handed to it by assay, in its
+private folder), ``noop`` does nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +45,60 @@ _OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its f
 _IGNORED: Final = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 
 
+# Read-only places outside the worktree every toolchain opens: not the agent looking around.
+SYSTEM_PATHS: Final = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/var/lib",
+    "/var/cache",
+)
+_UNSHARE: Final = ("unshare", "--user", "--map-current-user", "--net", "--")
+_TRACER_EXIT_S: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """How the agent is watched and fenced.
+
+    Attributes:
+        journal: run it under strace and journal what it did.
+        no_network: run it in a network namespace of its own (nothing reachable).
+        allow_read: more paths outside the worktree it may open (its own install, config).
+        allow_endpoints: ``host:port`` endpoints it may connect to.
+    """
+
+    journal: bool = True
+    no_network: bool = False
+    allow_read: tuple[str, ...] = ()
+    allow_endpoints: tuple[str, ...] = ()
+
+
+UNWATCHED: Final = Sandbox(journal=False)
+
+# (task, journal, worktree, allowed paths, given texts' fixture) -> attestation id
+Attest = Callable[[Golden, Path, Path, Sequence[str], Path], str]
+
+
 @dataclass(frozen=True, slots=True)
 class TaskRun:
-    """One task's telemetry record (the scorer's input) and its worktree when kept."""
+    """One task's telemetry record (the scorer's input), its journal, and its worktree when
+    kept."""
 
     task_id: str
     record: dict[str, Any]
     worktree: Path | None
+    journal: Path | None = None
+    events: int = 0
 
 
 def _git(worktree: Path, *args: str) -> str:
@@ -125,9 +179,13 @@ def _stop_group(pid: int) -> None:
             return
 
 
-def _agent_command(agent: str, folder: Path) -> str:
+def _agent_command(agent: str, folder: Path, private: Path) -> str:
     if agent == "oracle":
-        return f"bash {json.dumps(str((folder / 'solution.sh').resolve()))}"
+        # The reference solution is handed over in the agent's private folder: read from the
+        # task folder, inside the goldens, it would be what the journal is there to catch.
+        copy = private / "solution.sh"
+        shutil.copyfile(folder / "solution.sh", copy)
+        return f"bash {json.dumps(str(copy))}"
     if agent == "noop":
         return "true"
     return agent
@@ -173,8 +231,60 @@ def _usage(path: Path) -> dict[str, Any]:
     return out
 
 
-def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> TaskRun:
+def default_allow_read(scratch: Path) -> list[str]:
+    """The system, this Python (and its import path), the folders of ``$PATH`` (and the tool
+    prefix above a ``bin`` or ``shims`` folder), git's own configuration; never a folder
+    holding ``scratch``."""
+    places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
+    places += [p for p in sys.path if p and os.path.isabs(p)]  # where this Python imports from
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            places.append(entry)
+            if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
+                places.append(os.path.dirname(entry.rstrip(os.sep)))
+    home = Path.home()
+    places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
+    scratch_real = os.path.realpath(scratch)
+    out = []
+    for place in places:
+        real = os.path.realpath(place)
+        holds_scratch = scratch_real.startswith(real.rstrip(os.sep) + os.sep)
+        if real not in (os.sep, scratch_real) and not holds_scratch and real not in out:
+            out.append(real)
+    return out
+
+
+def _left_running(pid: int, tracer_pids: list[int]) -> list[int]:
+    from assay.agent._trace import traced_by
+
+    found = set(_session_members(pid)) | set(traced_by(tracer_pids))
+    return sorted(found - set(tracer_pids))
+
+
+def _kill_all(pid: int, others: Sequence[int]) -> None:
+    _stop_group(pid)
+    for other in others:
+        try:
+            os.kill(other, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def run_task(
+    task: Golden,
+    agent: str,
+    scratch: Path,
+    *,
+    keep: bool = False,
+    sandbox: Sandbox = UNWATCHED,
+    journal_dir: Path | None = None,
+    attest: Attest | None = None,
+    report: Callable[[str], None] | None = None,
+) -> TaskRun:
     """Run ``agent`` on one executable task and measure it.
+
+    With ``sandbox.journal``, the journal is written to ``journal_dir`` and, with ``attest``,
+    sealed: the record names the attestation.
 
     Raises:
         GoldenError: the task is not a task folder or has no fixture.
@@ -192,6 +302,7 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
     instruction = task.input if isinstance(task.input, str) else json.dumps(task.input)
     prompt_file.write_text(instruction or "", encoding="utf-8")
     usage_file = private / "usage.json"
+    (private / "tmp").mkdir()
     env = {
         **os.environ,
         "ASSAY_TASK_PROMPT_FILE": str(prompt_file),
@@ -199,6 +310,7 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
         "ASSAY_USAGE_FILE": str(usage_file),
         "ASSAY_TASK_ID": task.id,
         "PYTHONDONTWRITEBYTECODE": "1",
+        "TMPDIR": str(private / "tmp"),  # its temporary files stay inside its own scope
     }
     # verify and the signals run with the fixture's own Python settings, not the caller's.
     step_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
@@ -211,11 +323,22 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
     # Files, not pipes: a process the agent leaves behind keeps a pipe open and would make
     # waiting for the agent wait for it.
     out_file = private / "stdout.txt"
+    argv = ["sh", "-c", _agent_command(agent, folder, private)]
+    trace_out: Path | None = None
+    if sandbox.journal:
+        from assay.agent._trace import prefix, strace_path
+
+        # Outside the agent's private folder: the tracer's files are not its to read.
+        trace_out = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=scratch)) / "trace"
+        argv = [*prefix(strace_path() or "strace", trace_out), *argv]
+    if sandbox.no_network:
+        argv = [*_UNSHARE, *argv]
+    if report is not None:
+        report(f"task {task.id}: started")
     started = time.monotonic()
     with prompt_file.open("rb") as stdin, out_file.open("wb") as stdout_sink:
         process = subprocess.Popen(
-            _agent_command(agent, folder),
-            shell=True,
+            argv,
             cwd=worktree,
             env=env,
             stdin=stdin,
@@ -232,9 +355,21 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
             process.wait()
     duration = time.monotonic() - started
     stdout = out_file.read_text(encoding="utf-8", errors="replace")
-    orphans = len(_session_members(process.pid))
+    tracer_pids: list[int] = []
+    if trace_out is not None:
+        from assay.agent._trace import tracers
+
+        tracer_pids = tracers(trace_out)
+    left = _left_running(process.pid, tracer_pids)
+    orphans = len(left)
     if orphans:
-        _stop_group(process.pid)
+        _kill_all(process.pid, left)
+    journal: Path | None = None
+    events = 0
+    if trace_out is not None:
+        events, journal = _journal(
+            task, trace_out, tracer_pids, worktree, folder, stdout, journal_dir
+        )
     record: dict[str, Any] = {
         "task_id": task.id,
         "duration_s": round(duration, 3),
@@ -251,8 +386,10 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
         if isinstance(entry, dict):
             checked += 1
             passed += _run_step(entry["run"], worktree, step_env)[0] == 0
+    verify_code: int | None = None
     if verify:
         code, output = _run_step(verify, worktree, step_env)
+        verify_code = code
         after = counts_of(output)
         checked += 1
         passed += code == 0
@@ -264,20 +401,110 @@ def run_task(task: Golden, agent: str, scratch: Path, *, keep: bool = False) -> 
             record["tests_failed"] = max(0, after.failed - already)
     record["completion_signals_checked"] = checked
     record["completion_signals_passed"] = passed
+    if journal is not None and attest is not None:
+        allowed = [*default_allow_read(scratch), os.path.realpath(private), *sandbox.allow_read]
+        record["attestation"] = attest(task, journal, worktree, allowed, folder / "repo")
     shutil.rmtree(private, ignore_errors=True)
+    if trace_out is not None:
+        shutil.rmtree(trace_out.parent, ignore_errors=True)
     if not keep:
         shutil.rmtree(worktree, ignore_errors=True)
-    return TaskRun(task.id, record, worktree if keep else None)
+    if report is not None:
+        verdict = {None: "", 0: "verify passed"}.get(verify_code, "verify failed")
+        report(
+            f"task {task.id}: finished in {duration:.2f} s"
+            + (f", {verdict}" if verdict else "")
+            + f", {len(record['files_modified'])} file(s) changed"
+            + (f", {events} journal events" if journal is not None else "")
+        )
+    return TaskRun(task.id, record, worktree if keep else None, journal, events)
+
+
+def _journal(
+    task: Golden,
+    trace_out: Path,
+    tracer_pids: list[int],
+    worktree: Path,
+    folder: Path,
+    stdout: str,
+    journal_dir: Path | None,
+) -> tuple[int, Path]:
+    """Wait for the tracer to finish its files, then write them as the task's journal."""
+    from assay.agent._activity import write_journal
+    from assay.agent._trace import read_calls, wait_gone
+
+    if not wait_gone(tracer_pids, _TRACER_EXIT_S):
+        for pid in tracer_pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+    where = journal_dir if journal_dir is not None else trace_out.parent
+    journal = where / f"{task.id}.journal.jsonl"
+    journal.unlink(missing_ok=True)
+    events = write_journal(journal, read_calls(trace_out), worktree, folder / "repo", stdout)
+    return events, journal
+
+
+def check_sandbox(sandbox: Sandbox) -> None:
+    """Refuse, before any task runs, a sandbox this machine cannot give.
+
+    Raises:
+        AssayError: no strace for a journal, no user and network namespaces for no_network.
+    """
+    from assay.agent._trace import strace_path
+
+    if sandbox.journal and (not sys.platform.startswith("linux") or strace_path() is None):
+        raise AssayError(
+            "the agent's journal needs strace on Linux, and none is installed "
+            "(Debian: apt-get install strace); --no-journal runs the agent without a journal"
+        )
+    if sandbox.no_network:
+        try:
+            done = subprocess.run([*_UNSHARE, "true"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise AssayError(f"--no-network needs unshare (util-linux): {exc}") from None
+        if done.returncode != 0:
+            raise AssayError(
+                "--no-network needs user and network namespaces, and unshare failed: "
+                + (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+            )
 
 
 def run_tasks(
-    tasks: Sequence[Golden], agent: str, *, jobs: int = 1, keep: bool = False
+    tasks: Sequence[Golden],
+    agent: str,
+    *,
+    jobs: int = 1,
+    keep: bool = False,
+    sandbox: Sandbox = UNWATCHED,
+    journal_dir: Path | None = None,
+    attest: Attest | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> list[TaskRun]:
-    """Run ``agent`` on every task, ``jobs`` at a time, in task order."""
+    """Run ``agent`` on every task, ``jobs`` at a time, in task order.
+
+    Raises:
+        AssayError: the sandbox cannot be given here, or git failed preparing a worktree.
+    """
+    check_sandbox(sandbox)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
+
+    def one(task: Golden) -> TaskRun:
+        return run_task(
+            task,
+            agent,
+            scratch,
+            keep=keep,
+            sandbox=sandbox,
+            journal_dir=journal_dir,
+            attest=attest,
+            report=report,
+        )
+
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(lambda t: run_task(t, agent, scratch, keep=keep), tasks))
+            return list(pool.map(one, tasks))
     except subprocess.CalledProcessError as exc:
         raise AssayError(f"git failed while preparing a worktree: {exc.stderr or exc}") from None
     finally:

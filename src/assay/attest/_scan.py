@@ -72,7 +72,11 @@ class Truth:
         }
 
 
-def build_truth(key: bytes, texts: Iterable[str], k: int = DEFAULT_K) -> Truth:
+def build_truth(
+    key: bytes, texts: Iterable[str], k: int = DEFAULT_K, given: Iterable[str] = ()
+) -> Truth:
+    """The ground truth's shingles and short texts, less those found in the ``given`` texts
+    (what the agent is handed to read is no secret)."""
     shingles: dict[str, str] = {}
     short: dict[str, str] = {}
     sources = 0
@@ -88,6 +92,15 @@ def build_truth(key: bytes, texts: Iterable[str], k: int = DEFAULT_K) -> Truth:
             plain = " ".join(words)
             if len(plain) >= MIN_SHORT_CHARS and plain not in short:
                 short[plain] = digest(key, plain)
+    sizes = {len(p.split(" ")) for p in short}
+    for text in given:
+        words = words_of(text)
+        for size in {k, *sizes}:
+            table = shingles if size == k else short
+            if size == k and not shingles:
+                continue
+            for i in range(len(words) - size + 1):
+                table.pop(" ".join(words[i : i + size]), None)
     lengths = tuple(sorted({len(p.split(" ")) for p in short}))
     return Truth(
         k,
@@ -149,14 +162,25 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def path_flags(path: str, worktree: str, goldens: str | None, *, follow: bool) -> list[str]:
-    """Boundary classes of one path (resolved relative to the worktree)."""
+def path_flags(
+    path: str,
+    worktree: str,
+    goldens: str | None,
+    *,
+    follow: bool,
+    allow: Iterable[str] = (),
+) -> list[str]:
+    """Boundary classes of one path (resolved relative to the worktree).
+
+    Inside the goldens folder is ``ground_truth_path`` whatever else holds; else outside the
+    worktree and outside every ``allow`` path (the system, the toolchain) is ``out_of_scope_path``.
+    """
     joined = os.path.join(worktree, path)
     resolved = os.path.realpath(joined) if follow else os.path.normpath(joined)
     flags = []
     if goldens is not None and _inside(resolved, goldens):
         flags.append(GROUND_TRUTH_PATH)
-    elif not _inside(resolved, worktree):
+    elif not _inside(resolved, worktree) and not any(_inside(resolved, a) for a in allow):
         flags.append(OUT_OF_SCOPE_PATH)
     return flags
 

@@ -53,16 +53,24 @@ def build_record(
     run_id: str,
     key: bytes,
     k: int = DEFAULT_K,
+    *,
+    allow_paths: Sequence[str] = (),
+    given: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The signed attestation record (nothing is written).
+
+    ``allow_paths`` are folders (or files) outside the worktree the agent may read (the system,
+    its toolchain); ``given`` are the texts it was handed (its instruction, the fixture), whose
+    shingles are not committed.
 
     Raises:
         GoldenError: an unreadable reference file. AssayError: a broken journal.
     """
-    truth = build_truth(key, ground_truth(task), k)
+    truth = build_truth(key, ground_truth(task), k, given)
     commitment = truth.commitment()
     worktree_real = os.path.realpath(worktree)
     goldens_real = os.path.realpath(goldens_root)
+    allowed = sorted({os.path.realpath(a) for a in allow_paths})
     activity: list[dict[str, Any]] = []
     head, count = "0" * 64, 0
     try:
@@ -72,7 +80,9 @@ def build_record(
                 digests |= match_plain(truth, text)
             flags: list[str] = []
             if isinstance(event.get("path"), str):
-                flags += path_flags(event["path"], worktree_real, goldens_real, follow=True)
+                flags += path_flags(
+                    event["path"], worktree_real, goldens_real, follow=True, allow=allowed
+                )
             if isinstance(event.get("endpoint"), str):
                 flags += endpoint_flags(event["endpoint"], allow)
             activity.append(
@@ -104,6 +114,7 @@ def build_record(
             "worktree": worktree_real,
             "goldens": goldens_real,
             "allow_endpoints": sorted({a.strip().lower() for a in allow}),
+            **({"allow_paths": allowed} if allowed else {}),
         },
         "journal": {"head": head, "events": count},
         "activity": activity,
@@ -124,6 +135,9 @@ def seal(
     allow: Sequence[str],
     run_id: str | None,
     key: bytes,
+    *,
+    allow_paths: Sequence[str] = (),
+    given: Sequence[str] = (),
 ) -> Sealed:
     """Build, store and chain an attestation.
 
@@ -137,7 +151,9 @@ def seal(
     if not worktree.is_dir():
         raise AssayError("the worktree is not a folder", source=str(worktree), field="--worktree")
     run = run_id or datetime.now(UTC).strftime("run_%Y%m%dT%H%M%S_%fZ")
-    record = build_record(task, goldens_root, journal, worktree, allow, run, key)
+    record = build_record(
+        task, goldens_root, journal, worktree, allow, run, key, allow_paths=allow_paths, given=given
+    )
     # The record and its lineage and audit entries land together or not at all.
     attestation_id = store(root, canonical_json(record), task.id, run, key, record["verdict"])
     return Sealed(attestation_id, record["verdict"], record["matches"], record["journal"]["events"])

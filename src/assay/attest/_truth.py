@@ -1,8 +1,18 @@
 """The ground truth of a task: every text the agent must never have seen.
 
 ``expected`` (and each of its string leaves), every assert argument, the ``rubric``, each
-completion signal, and the contents of ``reference_files``. Not the input, title or body the agent
-is given, and not test commands (agents are expected to run tests).
+completion signal (a prose one, or a command signal's ``name``), and the contents of
+``reference_files``. Not the input, title or body the agent is given, and not test commands
+(``verify``, a command signal's ``run``: agents are expected to run tests).
+
+Nor the content of a task folder's ``solution.sh``: it is the fix a correct agent writes, so
+matching it in what an agent wrote or ran would fail every correct agent. It is protected by its
+path instead: it lives in the task folder, inside the goldens folder, and reading it there is
+``ground_truth_path``.
+
+What the agent is given (:func:`given_texts`: its instruction, the title, the fixture's files)
+is subtracted from the commitment when sealing: a shingle the agent can read in its own
+worktree is no secret.
 """
 
 from __future__ import annotations
@@ -77,12 +87,8 @@ def ground_truth(task: Golden) -> list[str]:
     if task.rubric:
         texts.append(task.rubric)
     for signal in task.fields.get("completion_signals") or []:
-        # A command signal can spell the answer out as well as a prose one.
-        texts.extend([signal["name"], signal["run"]] if isinstance(signal, dict) else [signal])
+        texts.append(signal["name"] if isinstance(signal, dict) else signal)
     base = source_file(task.source).parent if task.source else Path.cwd()
-    solution = base / "solution.sh"
-    if source_file(task.source).name == "task.md" and solution.is_file():
-        texts.append(read_text(solution, GoldenError))  # the reference solution is the answer
     for name in task.fields.get("reference_files") or []:
         path = Path(name) if Path(name).is_absolute() else base / name
         try:
@@ -93,4 +99,26 @@ def ground_truth(task: Golden) -> list[str]:
                 source=task.source,
                 field="reference_files",
             ) from None
+    return [t for t in texts if t.strip()]
+
+
+MAX_GIVEN_FILE_BYTES = 1 << 20
+
+
+def given_texts(task: Golden, fixture: Path | None = None) -> list[str]:
+    """What the agent is given to read: the instruction, the title, and each text file of the
+    fixture repository (``fixture``; up to 1 MiB a file)."""
+    texts = [as_text(task.input)] if task.input is not None else []
+    title = task.fields.get("title")
+    if isinstance(title, str):
+        texts.append(title)
+    if fixture is not None and fixture.is_dir():
+        for path in sorted(fixture.rglob("*")):
+            try:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                if path.stat().st_size <= MAX_GIVEN_FILE_BYTES:
+                    texts.append(path.read_bytes().decode("utf-8"))
+            except (OSError, UnicodeDecodeError):
+                continue
     return [t for t in texts if t.strip()]

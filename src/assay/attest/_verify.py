@@ -81,7 +81,13 @@ def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
             resolved: set[str] | None = set() if resolvable else None
             if resolvable and isinstance(event.get("path"), str):
                 resolved = set(
-                    path_flags(event["path"], scope["worktree"], scope["goldens"], follow=True)
+                    path_flags(
+                        event["path"],
+                        scope["worktree"],
+                        scope["goldens"],
+                        follow=True,
+                        allow=scope.get("allow_paths", []),
+                    )
                 )
             endpoint = (
                 endpoint_flags(event["endpoint"], scope["allow_endpoints"])

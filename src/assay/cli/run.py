@@ -32,10 +32,15 @@ from assay.vocabulary import TIERS
 )
 @click.option(
     "--agent",
-    help="Run this agent command (or oracle / noop) on the executable tasks and score it.",
+    help="Run this agent on the executable tasks and score it: a command, a name from "
+    "[agents.NAME], oracle or noop.",
 )
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="--agent: tasks at once.")
 @click.option("--keep-worktrees", is_flag=True, help="--agent: keep each task's worktree.")
+@click.option("--no-journal", is_flag=True, help="--agent: no strace journal and no attestation.")
+@click.option(
+    "--no-network", is_flag=True, help="--agent: run it in a network namespace of its own."
+)
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
     "--tier",
@@ -81,6 +86,8 @@ def run_command(
     agent: str | None,
     jobs: int,
     keep_worktrees: bool,
+    no_journal: bool,
+    no_network: bool,
     example: bool,
     tiers: tuple[str, ...],
     similarity: str | None,
@@ -127,8 +134,10 @@ def run_command(
     ]
     if len(sources) > 1:
         raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
-    if agent is None and (jobs != 1 or keep_worktrees):
-        raise click.UsageError("--jobs and --keep-worktrees apply to --agent runs")
+    if agent is None and (jobs != 1 or keep_worktrees or no_journal or no_network):
+        raise click.UsageError(
+            "--jobs, --keep-worktrees, --no-journal and --no-network apply to --agent runs"
+        )
     agent_run = telemetry is not None or agent is not None
     if agent_run and (self_test or similarity or max_repeats is not None):
         raise click.UsageError(
@@ -159,12 +168,14 @@ def run_command(
             def say(line: str) -> None:
                 click.echo(f"assay: {line}", err=True)
 
+            command, sandbox = _agent_sandbox(agent, config, no_journal, no_network)
             outcome = execute_agent(
                 agent_options,
                 config,
-                agent,
+                command,
                 jobs=jobs,
                 keep_worktrees=keep_worktrees,
+                sandbox=sandbox,
                 report=say,
             )
         else:
@@ -221,3 +232,19 @@ def _verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
     from assay.views._text import render_verdict
 
     click.echo(render_verdict(document, str(output)), err=True, nl=False)
+
+
+def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) -> tuple[str, Any]:
+    """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
+    itself as the command (or a built-in agent)."""
+    from assay.agent._execute import Sandbox
+
+    named = config.agents.get(agent)
+    if named is None:
+        return agent, Sandbox(journal=not no_journal, no_network=no_network)
+    return named.command, Sandbox(
+        journal=named.journal and not no_journal,
+        no_network=named.no_network or no_network,
+        allow_read=named.allow_read,
+        allow_endpoints=named.allow_endpoints,
+    )

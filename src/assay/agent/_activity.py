@@ -1,0 +1,79 @@
+"""From the traced calls of an agent run to its journal: what it read, wrote, ran and reached.
+
+Each distinct file opened is one ``read`` or ``write`` event (the path relative to the worktree
+when inside it, else absolute); each distinct command executed one ``exec`` event; each network
+connection attempted one ``net`` event (``content`` says how it ended: ``connect ok``,
+``connect ENETUNREACH``); the agent's standard output closes the journal as a ``message``.
+
+A ``read`` inside the worktree carries the content the agent could read there: the fixture's
+version of the file (a file the agent created itself carries none: it wrote it). Files outside
+the worktree carry no content: whether the agent may read them is decided by their path (the
+boundary), and copying, say, a key file the agent opened into the journal would leak it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from assay.agent._trace import Call
+from assay.attest import Journal
+
+MAX_CONTENT_BYTES: Final = 1 << 20
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _fixture_text(fixture: Path, relative: str) -> str | None:
+    path = fixture / relative
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_CONTENT_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_journal(
+    journal: Path,
+    calls: Sequence[Call],
+    worktree: Path,
+    fixture: Path,
+    output: str,
+) -> int:
+    """Append the run's events to ``journal``; returns how many were written."""
+    book = Journal(journal)
+    tree = os.path.realpath(worktree)
+    seen: set[tuple[str, ...]] = set()
+    count = 0
+    for call in calls:
+        if call.kind in ("read", "write") and call.path is not None:
+            inside = _inside(call.path, tree)
+            shown = os.path.relpath(call.path, tree) if inside else call.path
+            key: tuple[str, ...] = (call.kind, shown)
+            if key in seen:
+                continue
+            seen.add(key)
+            content = _fixture_text(fixture, shown) if inside and call.kind == "read" else None
+            book.append(call.kind, path=shown, content=content)
+        elif call.kind == "exec":
+            command = shlex.join(call.argv)
+            key = ("exec", call.path or "", command)
+            if key in seen:
+                continue
+            seen.add(key)
+            book.append("exec", path=call.path, command=command)
+        elif call.kind == "net" and call.endpoint is not None:
+            book.append("net", endpoint=call.endpoint, content=f"connect {call.result}")
+        else:
+            continue
+        count += 1
+    if output:
+        book.append("message", content=output)
+        count += 1
+    return count
