@@ -14,20 +14,6 @@ import pytest
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden
 
-
-@pytest.fixture(autouse=True)
-def attestation_key(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Each journaled run seals with a key of its own, outside the project."""
-    from assay.attest import keygen
-
-    key = tmp_path_factory.mktemp("key") / "attest.key"
-    keygen(key)
-    monkeypatch.setenv("ASSAY_KEY_FILE", str(key))
-    return key
-
-
 TASK = """\
 id: fix-add
 title: Fix add

@@ -212,7 +212,7 @@ def execute_agent(
     from assay.goldens import TASK_FILE
     from assay.io import atomic_write_text, dump_json
 
-    box = sandbox if sandbox is not None else Sandbox()
+    box = replace(sandbox if sandbox is not None else Sandbox(), project=str(config.root))
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]

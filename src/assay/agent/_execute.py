@@ -75,12 +75,15 @@ class Sandbox:
         no_network: run it in a network namespace of its own (nothing reachable).
         allow_read: more paths outside the worktree it may open (its own install, config).
         allow_endpoints: ``host:port`` endpoints it may connect to.
+        project: the project root: no default allowance may cover it (its baseline, its runs,
+            its goldens are not the agent's to read), though one may lie inside it (a venv).
     """
 
     journal: bool = True
     no_network: bool = False
     allow_read: tuple[str, ...] = ()
     allow_endpoints: tuple[str, ...] = ()
+    project: str | None = None
 
 
 UNWATCHED: Final = Sandbox(journal=False)
@@ -231,10 +234,10 @@ def _usage(path: Path) -> dict[str, Any]:
     return out
 
 
-def default_allow_read(scratch: Path) -> list[str]:
+def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     """The system, this Python (and its import path), the folders of ``$PATH`` (and the tool
     prefix above a ``bin`` or ``shims`` folder), git's own configuration; never a folder
-    holding ``scratch``."""
+    holding ``scratch`` or the ``project``."""
     places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
     places += [p for p in sys.path if p and os.path.isabs(p)]  # where this Python imports from
     for entry in os.environ.get("PATH", "").split(os.pathsep):
@@ -244,12 +247,14 @@ def default_allow_read(scratch: Path) -> list[str]:
                 places.append(os.path.dirname(entry.rstrip(os.sep)))
     home = Path.home()
     places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
-    scratch_real = os.path.realpath(scratch)
+    fenced = [os.path.realpath(scratch)]
+    if project is not None:
+        fenced.append(os.path.realpath(project))
     out = []
     for place in places:
         real = os.path.realpath(place)
-        holds_scratch = scratch_real.startswith(real.rstrip(os.sep) + os.sep)
-        if real not in (os.sep, scratch_real) and not holds_scratch and real not in out:
+        holds = any(f == real or f.startswith(real.rstrip(os.sep) + os.sep) for f in fenced)
+        if real != os.sep and not holds and real not in out:
             out.append(real)
     return out
 
@@ -402,7 +407,11 @@ def run_task(
     record["completion_signals_checked"] = checked
     record["completion_signals_passed"] = passed
     if journal is not None and attest is not None:
-        allowed = [*default_allow_read(scratch), os.path.realpath(private), *sandbox.allow_read]
+        allowed = [
+            *default_allow_read(scratch, sandbox.project),
+            os.path.realpath(private),
+            *sandbox.allow_read,
+        ]
         record["attestation"] = attest(task, journal, worktree, allowed, folder / "repo")
     shutil.rmtree(private, ignore_errors=True)
     if trace_out is not None:
