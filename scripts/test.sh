@@ -2,14 +2,18 @@
 # The whole test suite, from a fresh clone: a venv, the dev dependencies, then lint, format,
 # strict types and the tests. CI runs exactly this (.ci/run).
 #
-# Real parts in tests: the HTML report is tested in Debian's chromium (installed here when
-# missing and we are root), the embedding backend with the real model (the CPU build of torch
-# is installed from the machine's wheel folder first, so pip never pulls a multi-GB CUDA build).
+# Real parts in tests: the HTML report is tested in Debian's chromium, agent runs are traced by
+# Debian's strace (both installed here when missing and we are root), the embedding backend runs
+# with the real model (the CPU build of torch is installed from the machine's wheel folder
+# first, so pip never pulls a multi-GB CUDA build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq $missing >/dev/null
 fi
 
 python3 -m venv .venv

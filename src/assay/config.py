@@ -239,9 +239,10 @@ def _agents(value: Any, source: str, root: Path) -> dict[str, AgentSettings]:
         endpoints = _strings(table.get("allow_endpoints", []), source, f"{where}.allow_endpoints")
         for endpoint in endpoints:
             host, sep, port = endpoint.rpartition(":")
-            if not sep or not host or not port.isdigit():
+            bare_ipv6 = ":" in host and not (host.startswith("[") and host.endswith("]"))
+            if not sep or not host or bare_ipv6 or not port.isdigit() or not 0 < int(port) < 65536:
                 raise ConfigError(
-                    f"{endpoint!r} is not host:port",
+                    f"{endpoint!r} is not host:port (an IPv6 address in brackets: [::1]:8080)",
                     source=source,
                     field=f"{where}.allow_endpoints",
                 )

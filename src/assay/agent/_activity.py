@@ -2,8 +2,10 @@
 
 Each distinct file opened is one ``read`` or ``write`` event (the path relative to the worktree
 when inside it, else absolute); each distinct command executed one ``exec`` event; each network
-connection attempted one ``net`` event (``content`` says how it ended: ``connect ok``,
-``connect ENETUNREACH``); the agent's standard output closes the journal as a ``message``.
+connection attempted one ``net`` event (``content`` says how the call returned: ``connect ok``,
+``connect ENETUNREACH``, ``connect EINPROGRESS`` for a non-blocking one); the agent's standard
+output closes the journal as a ``message``. A file opened for writing (``O_WRONLY``, ``O_RDWR``)
+is a ``write``.
 
 A ``read`` inside the worktree carries the content the agent could read there: the fixture's
 version of the file (a file the agent created itself carries none: it wrote it). Files outside

@@ -39,7 +39,8 @@ class Call:
         path: the absolute path opened or executed.
         argv: the command line of an ``exec``.
         endpoint: ``host:port`` of a ``net`` attempt.
-        result: ``ok`` or the error strace named (``ENETUNREACH``) for a ``net`` attempt.
+        result: how ``connect`` returned: ``ok``, the error strace named (``ENETUNREACH``;
+            ``EINPROGRESS`` for a non-blocking connect, whatever came of it), ``interrupted``.
     """
 
     time: float
@@ -92,7 +93,9 @@ def _opened(name: str, args: str, result: str) -> tuple[str, str] | None:
     if decorated is None:  # the open failed: nothing was read or written
         return None
     path = _clean(_text(decorated.group(1)))
-    writing = name == "creat" or "O_WRONLY" in args
+    # Only the flags argument counts (a file may be named O_WRONLY); O_RDWR may write.
+    flags = args.rsplit('"', 1)[-1]
+    writing = name == "creat" or "O_WRONLY" in flags or "O_RDWR" in flags
     return ("write" if writing else "read"), path
 
 
@@ -106,13 +109,15 @@ def _connect(args: str, result: str) -> tuple[str, str] | None:
     else:
         address = _INET4.search(args)
         host = _text(address.group(1)) if address else "?"
+    if result.startswith("?"):  # the caller was killed in the call
+        return f"{host}:{port.group(1)}", "interrupted"
     status = "ok" if result.startswith("0") else (result.split()[1:2] or ["failed"])[0]
     return f"{host}:{port.group(1)}", status
 
 
 def parse_line(line: str, pid: int) -> Call | None:
     match = _LINE.match(line.rstrip("\n"))
-    if match is None:  # a call cut short by a signal (= ?), or anything else
+    if match is None:  # not a call line (a signal, an exit), or a line cut mid-way
         return None
     stamp, name, args, result = match.groups()
     when = float(stamp)
