@@ -216,6 +216,10 @@ def execute_agent(
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
+    if box.environment == "docker":
+        from assay.agent._docker import check_images
+
+        check_images(runnable)
     check_sandbox(box)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
     attest = _attester(config.root, f"run_{stamp}", box.allow_endpoints) if box.journal else None

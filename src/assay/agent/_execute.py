@@ -77,6 +77,7 @@ class Sandbox:
         allow_endpoints: ``host:port`` endpoints it may connect to.
         project: the project root: no default allowance may cover it (its baseline, its runs,
             its goldens are not the agent's to read), though one may lie inside it (a venv).
+        environment: ``local``, or ``docker``: every step inside the image the task names.
     """
 
     journal: bool = True
@@ -84,6 +85,7 @@ class Sandbox:
     allow_read: tuple[str, ...] = ()
     allow_endpoints: tuple[str, ...] = ()
     project: str | None = None
+    environment: str = "local"
 
 
 UNWATCHED: Final = Sandbox(journal=False)
@@ -135,12 +137,17 @@ def make_worktree(task: Golden, folder: Path, parent: Path) -> tuple[Path, str]:
     return worktree, _git(worktree, "rev-parse", "HEAD").strip()
 
 
-def _run_step(command: str, worktree: Path, env: Mapping[str, str]) -> tuple[int, str]:
+Wrap = Callable[[list[str]], list[str]]
+
+
+def _run_step(
+    command: str, worktree: Path, env: Mapping[str, str], wrap: Wrap | None = None
+) -> tuple[int, str]:
     """A verify command or a completion signal: its exit status and output (bounded)."""
+    argv = ["sh", "-c", command]
     try:
         done = subprocess.run(
-            command,
-            shell=True,
+            wrap(argv) if wrap is not None else argv,
             cwd=worktree,
             env=dict(env),
             capture_output=True,
@@ -320,9 +327,29 @@ def run_task(
     # verify and the signals run with the fixture's own Python settings, not the caller's.
     step_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     verify = task.fields.get("verify")
+    wrap: Wrap | None = None
+    container = ""
+    if sandbox.environment == "docker":
+        from assay.agent import _docker
+
+        container = _docker.container_name(task.id)
+
+        def in_container(argv: list[str], name: str | None = None) -> list[str]:
+            return _docker.wrap(
+                argv,
+                image=str(task.fields["image"]),
+                name=name or _docker.container_name(task.id),
+                mounts=[worktree, private],
+                workdir=worktree,
+                env=env,
+                no_network=sandbox.no_network,
+            )
+
+        wrap = in_container
+
     before: VerifyCounts | None = None
     if verify:
-        _, output = _run_step(verify, worktree, step_env)
+        _, output = _run_step(verify, worktree, step_env, wrap)
         before = counts_of(output)
     limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
     # Files, not pipes: a process the agent leaves behind keeps a pipe open and would make
@@ -336,7 +363,9 @@ def run_task(
         # Outside the agent's private folder: the tracer's files are not its to read.
         trace_out = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=scratch)) / "trace"
         argv = [*prefix(strace_path() or "strace", trace_out), *argv]
-    if sandbox.no_network:
+    if container:
+        argv = in_container(argv, container)
+    elif sandbox.no_network:
         argv = [*_UNSHARE, *argv]
     if report is not None:
         report(f"task {task.id}: started")
@@ -356,6 +385,10 @@ def run_task(
             process.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             timed_out = True
+            if container:
+                from assay.agent._docker import kill
+
+                kill(container)
             _stop_group(process.pid)
             process.wait()
     duration = time.monotonic() - started
@@ -390,10 +423,10 @@ def run_task(
     for entry in task.fields.get("completion_signals") or []:
         if isinstance(entry, dict):
             checked += 1
-            passed += _run_step(entry["run"], worktree, step_env)[0] == 0
+            passed += _run_step(entry["run"], worktree, step_env, wrap)[0] == 0
     verify_code: int | None = None
     if verify:
-        code, output = _run_step(verify, worktree, step_env)
+        code, output = _run_step(verify, worktree, step_env, wrap)
         verify_code = code
         after = counts_of(output)
         checked += 1
@@ -463,6 +496,18 @@ def check_sandbox(sandbox: Sandbox) -> None:
     """
     from assay.agent._trace import strace_path
 
+    if sandbox.environment not in ("local", "docker"):
+        raise AssayError(f"unknown environment {sandbox.environment!r} (use local or docker)")
+    if sandbox.environment == "docker":
+        if sandbox.journal:
+            raise AssayError(
+                "--environment docker: the journal traces host processes and is not built for "
+                "containers; add --no-journal"
+            )
+        from assay.agent._docker import check_daemon
+
+        check_daemon()
+        return
     if sandbox.journal and (not sys.platform.startswith("linux") or strace_path() is None):
         raise AssayError(
             "the agent's journal needs strace on Linux, and none is installed "
@@ -496,6 +541,10 @@ def run_tasks(
     Raises:
         AssayError: the sandbox cannot be given here, or git failed preparing a worktree.
     """
+    if sandbox.environment == "docker":
+        from assay.agent._docker import check_images
+
+        check_images(tasks)
     check_sandbox(sandbox)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
 

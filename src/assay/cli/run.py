@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -40,6 +41,12 @@ from assay.vocabulary import TIERS
 @click.option("--no-journal", is_flag=True, help="--agent: no strace journal and no attestation.")
 @click.option(
     "--no-network", is_flag=True, help="--agent: run it in a network namespace of its own."
+)
+@click.option(
+    "--environment",
+    type=click.Choice(["local", "docker"]),
+    default="local",
+    help="--agent: run every step here, or in the container image each task names.",
 )
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
@@ -88,6 +95,7 @@ def run_command(
     keep_worktrees: bool,
     no_journal: bool,
     no_network: bool,
+    environment: str,
     example: bool,
     tiers: tuple[str, ...],
     similarity: str | None,
@@ -134,9 +142,12 @@ def run_command(
     ]
     if len(sources) > 1:
         raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
-    if agent is None and (jobs != 1 or keep_worktrees or no_journal or no_network):
+    if agent is None and (
+        jobs != 1 or keep_worktrees or no_journal or no_network or environment != "local"
+    ):
         raise click.UsageError(
-            "--jobs, --keep-worktrees, --no-journal and --no-network apply to --agent runs"
+            "--jobs, --keep-worktrees, --no-journal, --no-network and --environment apply to "
+            "--agent runs"
         )
     agent_run = telemetry is not None or agent is not None
     if agent_run and (self_test or similarity or max_repeats is not None):
@@ -169,6 +180,7 @@ def run_command(
                 click.echo(f"assay: {line}", err=True)
 
             command, sandbox = _agent_sandbox(agent, config, no_journal, no_network)
+            sandbox = replace(sandbox, environment=environment)
             outcome = execute_agent(
                 agent_options,
                 config,

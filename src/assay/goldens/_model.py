@@ -22,7 +22,7 @@ _LIST_OF_STR_FIELDS = (
     "owned_files",
     "reference_files",
 )
-_STR_FIELDS = ("title", "role", "rubric", "origin", "verify")
+_STR_FIELDS = ("title", "role", "rubric", "origin", "verify", "image")
 _NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s")
 KNOWN_FIELDS: Final = frozenset(
     {
