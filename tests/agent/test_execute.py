@@ -57,6 +57,19 @@ def telemetry(root: Path, task_id: str) -> dict[str, Any]:
     return json.loads((run / f"{task_id}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
+def running(marker: str) -> list[str]:
+    """Processes whose command line holds ``marker``."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    alive.append(entry.name)
+            except OSError:
+                continue
+    return alive
+
+
 def only(document: dict[str, Any]) -> dict[str, Any]:
     [result] = document["results"]
     return result  # type: ignore[no-any-return]
@@ -102,15 +115,7 @@ def test_a_process_left_behind_is_an_orphan_and_is_gone_afterwards(tmp_path: Pat
     marker = "31.4159"
     agent_run(tmp_path, f"sleep {marker} & echo started")
     assert telemetry(tmp_path, "fix-add")["orphans"] == 1
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    alive.append(entry.name)
-            except OSError:
-                continue
-    assert alive == []
+    assert running(marker) == []
 
 
 def test_an_edit_outside_owned_files_fails_as_scope_creep(tmp_path: Path) -> None:

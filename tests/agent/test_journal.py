@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent.test_execute import TASK, agent_run, make_task, only, telemetry
+from tests.agent.test_execute import TASK, agent_run, make_task, only, running, telemetry
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden
 
@@ -180,15 +180,7 @@ def test_a_process_that_escapes_into_its_own_session_is_still_an_orphan(tmp_path
     marker = "27.1828"
     agent_run(tmp_path, f"setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started")
     assert telemetry(tmp_path, "fix-add")["orphans"] == 1
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    alive.append(entry.name)
-            except OSError:
-                continue
-    assert alive == []
+    assert running(marker) == []
 
 
 def test_eight_one_second_tasks_run_four_at_a_time(tmp_path: Path) -> None:
