@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         evaluate_prompt_candidates,
         evaluate_prompt_candidates_sync,
     )
-    from assay.config import Config, GateSettings, JudgeSettings, load_config
+    from assay.config import AgentSettings, Config, GateSettings, JudgeSettings, load_config
     from assay.errors import (
         AssayError,
         BaselineError,
@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
     "AbortError": "comparison",
     "AbortSignal": "comparison",
+    "AgentSettings": "config",
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
