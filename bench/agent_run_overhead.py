@@ -68,7 +68,9 @@ def _breakdown(scratch: Path) -> dict[str, float]:
         started = time.perf_counter()
         _run_step(task.fields["verify"], worktree, dict(os.environ))
         verify_s.append(time.perf_counter() - started)
-    attest = _attester(scratch, "bench", ())
+    from assay.goldens._loader import packaged_root
+
+    attest = _attester(scratch, "bench", (), lambda task: packaged_root())
 
     def timed(*args: object) -> str:
         started = time.perf_counter()

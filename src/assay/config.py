@@ -216,6 +216,17 @@ def _strings(value: Any, source: str, field: str) -> tuple[str, ...]:
     return tuple(validate.string(v, source=source, field=field) for v in value)
 
 
+def _read_path(raw: str, root: Path, source: str, field: str) -> str:
+    if "\0" in raw:
+        raise ConfigError("a path cannot hold a NUL byte", source=source, field=field)
+    try:
+        return str(root / Path(raw).expanduser())
+    except RuntimeError:  # ~user of no such user, or no home at all
+        raise ConfigError(
+            f"cannot expand {raw!r}: no such home folder", source=source, field=field
+        ) from None
+
+
 def _agents(value: Any, source: str, root: Path) -> dict[str, AgentSettings]:
     block = validate.table(value, source=source, field="agents")
     out: dict[str, AgentSettings] = {}
@@ -250,7 +261,7 @@ def _agents(value: Any, source: str, root: Path) -> dict[str, AgentSettings]:
             command,
             flags.get("journal", True),
             flags.get("no_network", False),
-            tuple(str(root / Path(r).expanduser()) for r in reads),
+            tuple(_read_path(r, root, source, f"{where}.allow_read") for r in reads),
             endpoints,
         )
     return out

@@ -49,7 +49,7 @@ def test_prefix_runs_the_command_under_a_detached_hex_tracer(tmp_path: Path) -> 
     argv = prefix("/usr/bin/strace", output)
     assert argv[0] == "/usr/bin/strace"
     assert argv[-1] == "--"
-    for flag in ("-DDD", "-f", "-ff", "-ttt", "-qq", "-y", "-xx"):
+    for flag in ("-DDD", "-f", "-ff", "-ttt", "-q", "-y", "-xx"):
         assert flag in argv
     assert argv[argv.index("-o") + 1] == str(output)
     assert f"trace={SYSCALLS}" in argv

@@ -32,8 +32,13 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def _fixture_text(fixture: Path, relative: str) -> str | None:
+    """The fixture's text of a worktree file: never through a link (a fixture's link may lead
+    anywhere, the goldens included)."""
     path = fixture / relative
     try:
+        base = os.path.realpath(fixture)
+        if os.path.realpath(path) != os.path.join(base, os.path.normpath(relative)):
+            return None  # a link on the way
         if not path.is_file() or path.stat().st_size > MAX_CONTENT_BYTES:
             return None
         return path.read_bytes().decode("utf-8")
@@ -69,7 +74,10 @@ def write_journal(
             if key in seen:
                 continue
             seen.add(key)
-            book.append("exec", path=call.path, command=command)
+            # A relative program path is relative to a folder the trace does not name: the
+            # program's own open is journaled with its resolved path instead.
+            program = call.path if call.path and os.path.isabs(call.path) else None
+            book.append("exec", path=program, command=command)
         elif call.kind == "net" and call.endpoint is not None:
             book.append("net", endpoint=call.endpoint, content=f"connect {call.result}")
         else:

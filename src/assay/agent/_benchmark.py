@@ -150,14 +150,18 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     return AgentOutcome(document, run_id, comparison, note, verdict)
 
 
-def _attester(root: Path, run_id: str, allow_endpoints: tuple[str, ...]) -> Any:
+def _attester(
+    root: Path,
+    run_id: str,
+    allow_endpoints: tuple[str, ...],
+    goldens_root: Callable[[Golden], Path],
+) -> Any:
     """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``).
 
     Raises:
         AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
     """
     from assay.attest import load_key, resolve_key_path, seal
-    from assay.attest._truth import given_texts
 
     try:
         key = load_key(resolve_key_path(None))
@@ -165,25 +169,62 @@ def _attester(root: Path, run_id: str, allow_endpoints: tuple[str, ...]) -> Any:
         hint = "(it seals the agent's journal), or run with --no-journal"
         raise AssayError(f"{exc} {hint}") from None
 
-    def attest(task: Golden, journal: Path, worktree: Path, allow_paths: Any, fixture: Path) -> str:
-        # The goldens folder a task belongs to: the folder holding its tier folder.
-        goldens_root = Path(task.source).resolve().parent.parent.parent
+    # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
+    endpoints = [*allow_endpoints, *resolvers()]
+
+    def attest(task: Golden, journal: Path, worktree: Path, allow_paths: Any, given: Any) -> str:
         sealed = seal(
             root,
             [task],
-            goldens_root,
+            goldens_root(task),
             task.id,
             journal,
             worktree,
-            list(allow_endpoints),
+            endpoints,
             run_id,
             key,
             allow_paths=list(allow_paths),
-            given=given_texts(task, fixture),
+            given=list(given),
         )
         return sealed.id
 
     return attest
+
+
+def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
+    """``host:53`` of each nameserver the system resolves names with."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "nameserver":
+            host = fields[1].split("%", 1)[0]
+            out.append(f"[{host}]:53" if ":" in host else f"{host}:53")
+    return out
+
+
+def goldens_root_of(options_path: Path | None, config: Config) -> Callable[[Golden], Path]:
+    """The goldens folder a task was loaded from: the packaged one, the PATH given, or the
+    project's (never guessed from the folder depth)."""
+    from assay.goldens._loader import packaged_root
+
+    packaged = packaged_root().resolve()
+    given = options_path.resolve() if options_path is not None else None
+    if given is not None and not given.is_dir():
+        given = given.parent
+
+    def root(task: Golden) -> Path:
+        source = Path(task.source).resolve()
+        if source.is_relative_to(packaged):
+            return packaged
+        if given is not None and source.is_relative_to(given):
+            return given
+        return config.goldens.resolve()
+
+    return root
 
 
 def execute_agent(
@@ -222,7 +263,18 @@ def execute_agent(
         check_images(runnable)
     check_sandbox(box)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
-    attest = _attester(config.root, f"run_{stamp}", box.allow_endpoints) if box.journal else None
+    attest = None
+    if box.journal:
+        from assay.attest._truth import ground_truth
+
+        for task in runnable:  # an unreadable reference file stops the run before any agent
+            ground_truth(task)
+        attest = _attester(
+            config.root,
+            f"run_{stamp}",
+            box.allow_endpoints,
+            goldens_root_of(options.path, config),
+        )
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)
     runs = run_tasks(

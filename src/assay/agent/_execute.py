@@ -18,6 +18,7 @@ private folder), ``noop`` does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -46,6 +47,8 @@ _IGNORED: Final = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 
 
 # Read-only places outside the worktree every toolchain opens: not the agent looking around.
+# /proc is not among them: only its entries that are no process's (and those of the agent's own
+# processes) are, since another process's memory may hold the answer (assay's own, for one).
 SYSTEM_PATHS: Final = (
     "/usr",
     "/lib",
@@ -55,7 +58,6 @@ SYSTEM_PATHS: Final = (
     "/bin",
     "/sbin",
     "/etc",
-    "/proc",
     "/sys",
     "/dev",
     "/run",
@@ -90,8 +92,8 @@ class Sandbox:
 
 UNWATCHED: Final = Sandbox(journal=False)
 
-# (task, journal, worktree, allowed paths, given texts' fixture) -> attestation id
-Attest = Callable[[Golden, Path, Path, Sequence[str], Path], str]
+# (task, journal, worktree, allowed paths, texts the agent was given) -> attestation id
+Attest = Callable[[Golden, Path, Path, Sequence[str], Sequence[str]], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +254,14 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
             places.append(entry)
             if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
                 places.append(os.path.dirname(entry.rstrip(os.sep)))
-    home = Path.home()
-    places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no $HOME and no passwd entry (a container's uid)
+        home = None
+    if home is not None:
+        places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
+    with contextlib.suppress(OSError):
+        places += [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
     fenced = [os.path.realpath(scratch)]
     if project is not None:
         fenced.append(os.path.realpath(project))
@@ -367,6 +375,12 @@ def run_task(
         argv = in_container(argv, container)
     elif sandbox.no_network:
         argv = [*_UNSHARE, *argv]
+    given: list[str] = []
+    if attest is not None:
+        from assay.attest._truth import given_texts
+
+        # Read before the agent runs: what it was given, not what it may have put there.
+        given = given_texts(task, folder / "repo")
     if report is not None:
         report(f"task {task.id}: started")
     started = time.monotonic()
@@ -400,13 +414,18 @@ def run_task(
         tracer_pids = tracers(trace_out)
     left = _left_running(process.pid, tracer_pids)
     orphans = len(left)
-    if orphans:
+    for _ in range(20):  # a process that keeps forking: kill until none is left
+        if not left:
+            break
         _kill_all(process.pid, left)
+        left = _left_running(process.pid, tracer_pids)
     journal: Path | None = None
     events = 0
+    traced_pids: list[str] = []
     if trace_out is not None:
+        traced_pids = [f.name.rsplit(".", 1)[1] for f in trace_out.parent.glob("trace.*")]
         events, journal = _journal(
-            task, trace_out, tracer_pids, worktree, folder, stdout, journal_dir
+            task, process.pid, trace_out, tracer_pids, worktree, folder, stdout, journal_dir
         )
     record: dict[str, Any] = {
         "task_id": task.id,
@@ -442,10 +461,11 @@ def run_task(
     if journal is not None and attest is not None:
         allowed = [
             *default_allow_read(scratch, sandbox.project),
+            *(f"/proc/{pid}" for pid in traced_pids),
             os.path.realpath(private),
             *sandbox.allow_read,
         ]
-        record["attestation"] = attest(task, journal, worktree, allowed, folder / "repo")
+        record["attestation"] = attest(task, journal, worktree, allowed, given)
     shutil.rmtree(private, ignore_errors=True)
     if trace_out is not None:
         shutil.rmtree(trace_out.parent, ignore_errors=True)
@@ -464,6 +484,7 @@ def run_task(
 
 def _journal(
     task: Golden,
+    agent_pid: int,
     trace_out: Path,
     tracer_pids: list[int],
     worktree: Path,
@@ -473,7 +494,7 @@ def _journal(
 ) -> tuple[int, Path]:
     """Wait for the tracer to finish its files, then write them as the task's journal."""
     from assay.agent._activity import write_journal
-    from assay.agent._trace import read_calls, wait_gone
+    from assay.agent._trace import incomplete, read_calls, wait_gone
 
     if not wait_gone(tracer_pids, _TRACER_EXIT_S):
         for pid in tracer_pids:
@@ -485,6 +506,14 @@ def _journal(
     journal = where / f"{task.id}.journal.jsonl"
     journal.unlink(missing_ok=True)
     events = write_journal(journal, read_calls(trace_out), worktree, folder / "repo", stdout)
+    problem = incomplete(trace_out, agent_pid)
+    if problem is not None:
+        # What the tracer did not see cannot be shown clean: the tracer's own folder, outside
+        # every allowance, makes the seal DIRTY (out_of_scope_path) and says why.
+        from assay.attest import Journal
+
+        Journal(journal).append("write", path=str(trace_out.parent), content=problem)
+        events += 1
     return events, journal
 
 

@@ -18,7 +18,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-SYSCALLS: Final = "execve,execveat,open,openat,openat2,creat,connect"
+# Opening, running and connecting, and every other way to reach a file by its name (a link, a
+# rename, a mount, a chroot) or the network without connect (a datagram to an address).
+_REACH: Final = (
+    "link",
+    "linkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mount",
+    "open_tree",
+    "chroot",
+    "pivot_root",
+    "unlink",
+    "unlinkat",
+)
+SYSCALLS: Final = ",".join(
+    (
+        "execve",
+        "execveat",
+        "open",
+        "openat",
+        "openat2",
+        "creat",
+        "connect",
+        "sendto",
+        "sendmsg",
+        *_REACH,
+    )
+)
+# The first path of these is what the agent reaches (read); the rest, where it puts it (write).
+_SOURCE_FIRST: Final = frozenset({"link", "linkat", "rename", "renameat", "renameat2", "mount"})
 _LINE = re.compile(r"^(\d+\.\d+) (\w+)\((.*)\) += (.*)$")
 _HEX = r'"((?:\\x[0-9a-f]{2})*)"'
 _STRING = re.compile(_HEX)
@@ -26,6 +56,9 @@ _DECORATED = re.compile(r"^\d+<((?:\\x[0-9a-f]{2})*)>")
 _PORT = re.compile(r"sin6?_port=htons\((\d+)\)")
 _INET4 = re.compile(r"inet_addr\(" + _HEX + r"\)")
 _INET6 = re.compile(r"inet_pton\(AF_INET6, " + _HEX)
+# A path argument, with the folder it is relative to when the call names one (``-y``).
+_PATH_ARG = re.compile(r"(?:(?:[A-Z_]+|\d+)<((?:\\x[0-9a-f]{2})*)>, )?" + _HEX)
+_CWD = re.compile(r"AT_FDCWD<((?:\\x[0-9a-f]{2})*)>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +97,7 @@ def prefix(strace: str, output: Path) -> list[str]:
         "-f",
         "-ff",
         "-ttt",
-        "-qq",
+        "-q",  # not -qq: each record then ends "+++ exited ... +++", which shows it is whole
         "-y",
         "-xx",
         "-s",
@@ -109,6 +142,8 @@ def _connect(args: str, result: str) -> tuple[str, str] | None:
     else:
         address = _INET4.search(args)
         host = _text(address.group(1)) if address else "?"
+    if host.startswith("[::ffff:") and "." in host:  # an IPv4 address, mapped: say it as one
+        host = host[len("[::ffff:") : -1]
     if result.startswith("?"):  # the caller was killed in the call
         return f"{host}:{port.group(1)}", "interrupted"
     status = "ok" if result.startswith("0") else (result.split()[1:2] or ["failed"])[0]
@@ -133,12 +168,38 @@ def parse_line(line: str, pid: int) -> Call | None:
         if not strings:
             return None
         return Call(when, pid, "exec", path=strings[0], argv=tuple(strings[1:]))
-    if name == "connect":
-        attempt = _connect(args, result)
+    if name in ("connect", "sendto", "sendmsg"):
+        attempt = _connect(args, result)  # sendto / sendmsg: only those naming an address
         if attempt is None:
             return None
         return Call(when, pid, "net", endpoint=attempt[0], result=attempt[1])
     return None
+
+
+def reached(line: str, pid: int, cwd: str | None) -> list[Call]:
+    """The paths a link, rename, mount, chroot or unlink names, resolved against the folder the
+    call gives (``AT_FDCWD<cwd>``, ``3<dir>``) or else the process's last known ``cwd``; the
+    first path of a link, rename or mount is reached (``read``), the others are written."""
+    match = _LINE.match(line.rstrip("\n"))
+    if match is None or match.group(2) not in _REACH or not match.group(4).startswith("0"):
+        return []
+    stamp, name, args, _ = match.groups()
+    calls = []
+    for index, (folder, raw) in enumerate(_PATH_ARG.findall(args)):
+        path = _clean(_text(raw))
+        base = _clean(_text(folder)) if folder else cwd
+        if not os.path.isabs(path) and base is not None:
+            path = os.path.normpath(os.path.join(base, path))
+        kind = "read" if index == 0 and name in _SOURCE_FIRST | {"open_tree", "chroot"} else "write"
+        if os.path.isabs(path):
+            calls.append(Call(float(stamp), pid, kind, path=path))
+    return calls
+
+
+def cwd_of(line: str) -> str | None:
+    """The process's working folder, when the line shows it (``AT_FDCWD<...>``)."""
+    found = _CWD.search(line)
+    return _clean(_text(found.group(1))) if found else None
 
 
 def read_calls(output: Path) -> list[Call]:
@@ -148,11 +209,15 @@ def read_calls(output: Path) -> list[Call]:
         suffix = file.name.rsplit(".", 1)[1]
         if not suffix.isdigit():
             continue
+        pid, cwd = int(suffix), None
         with file.open(encoding="ascii", errors="replace") as handle:
             for line in handle:
-                call = parse_line(line, int(suffix))
+                cwd = cwd_of(line) or cwd
+                call = parse_line(line, pid)
                 if call is not None:
                     calls.append(call)
+                else:
+                    calls.extend(reached(line, pid, cwd))
     calls.sort(key=lambda c: (c.time, c.pid))
     return calls
 
@@ -164,10 +229,39 @@ def _cmdline_has(pid: str, marker: bytes) -> bool:
         return False
 
 
+def _is_strace(pid: str) -> bool:
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "strace"
+    except OSError:
+        return False
+
+
 def tracers(output: Path) -> list[int]:
-    """The tracer processes writing to ``output`` (found by their command line)."""
+    """The tracer processes writing to ``output``: strace itself (by its program, so that a
+    process merely named like it is not taken for it) with that output on its command line."""
     marker = os.fsencode(str(output)) + b"\0"
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, marker)]
+    return [
+        int(p)
+        for p in os.listdir("/proc")
+        if p.isdigit() and _cmdline_has(p, marker) and _is_strace(p)
+    ]
+
+
+def incomplete(output: Path, agent_pid: int) -> str | None:
+    """Why the tracer's record cannot be trusted whole, or None: the agent's own record is
+    missing, or a process's record does not end with strace's exit line (the tracer was killed,
+    or its files were cut)."""
+    files = {f.name.rsplit(".", 1)[1]: f for f in output.parent.glob(output.name + ".*")}
+    if str(agent_pid) not in files:
+        return "the tracer's record of the agent's own process is missing"
+    for pid, file in sorted(files.items()):
+        try:
+            lines = file.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)
+        except OSError:
+            return f"the tracer's record of process {pid} cannot be read"
+        if not lines[-1].split(b" ", 1)[-1].startswith(b"+++ "):
+            return f"the tracer's record of process {pid} is cut short"
+    return None
 
 
 def traced_by(tracer_pids: list[int]) -> list[int]:
