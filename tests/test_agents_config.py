@@ -205,3 +205,23 @@ def test_the_bad_agent_is_named_among_good_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as excinfo:
         load_config(tmp_path)
     assert excinfo.value.field == "agents.bad.allow_reed"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "~no-such-user-anywhere/x",
+            "cannot expand '~no-such-user-anywhere/x': no such home folder",
+        ),
+        ("a\\u0000b", "a path cannot hold a NUL byte"),
+    ],
+)
+def test_an_allow_read_path_that_cannot_be_one_is_a_config_error(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    write(tmp_path / "assay.toml", f'[agents.mine]\ncommand = "x"\nallow_read = ["{entry}"]\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert info.value.field == "agents.mine.allow_read"
+    assert message in str(info.value)

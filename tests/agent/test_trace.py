@@ -533,3 +533,49 @@ def test_no_output_no_message(tree: tuple[Path, Path], tmp_path: Path) -> None:
     journal = tmp_path / "j.jsonl"
     assert write_journal(journal, [], worktree, fixture, "") == 0
     assert not journal.exists() or events(journal) == []
+
+
+def test_a_link_or_rename_reaches_its_source_resolved_against_the_calls_folder() -> None:
+    from assay.agent._trace import cwd_of, reached
+
+    line = (
+        f"1.5 linkat(AT_FDCWD<{hexed('/g')}>, {chr(34)}{hexed('task.md')}{chr(34)}, "
+        f"AT_FDCWD<{hexed('/wt')}>, {chr(34)}{hexed('t')}{chr(34)}, 0) = 0"
+    )
+    calls = reached(line, 7, None)
+    assert [(c.kind, c.path) for c in calls] == [("read", "/g/task.md"), ("write", "/wt/t")]
+    plain = f"1.6 rename({chr(34)}{hexed('a')}{chr(34)}, {chr(34)}{hexed('/wt/b')}{chr(34)}) = 0"
+    assert [(c.kind, c.path) for c in reached(plain, 7, "/g")] == [
+        ("read", "/g/a"),
+        ("write", "/wt/b"),
+    ]
+    failed = line.replace(") = 0", ") = -1 EPERM (Operation not permitted)")
+    assert reached(failed, 7, None) == []
+    assert cwd_of(line) == "/g"
+
+
+def test_an_ipv4_mapped_address_is_written_as_ipv4() -> None:
+    line = (
+        "1.0 connect(3<socket:[1]>, {sa_family=AF_INET6, sin6_port=htons(443), "
+        f"sin6_flowinfo=htonl(0), inet_pton(AF_INET6, {chr(34)}{hexed('::ffff:10.0.0.1')}"
+        f"{chr(34)}, &sin6_addr), sin6_scope_id=0}}, 28) = 0"
+    )
+    call = parse_line(line, 1)
+    assert call is not None and call.endpoint == "10.0.0.1:443"
+
+
+def test_a_fixture_file_behind_a_link_is_never_copied(tmp_path: Path) -> None:
+    fixture, worktree = tmp_path / "repo", tmp_path / "wt"
+    fixture.mkdir()
+    worktree.mkdir()
+    (tmp_path / "task.md").write_text("rubric: the secret\n")
+    (fixture / "notes.md").symlink_to("../task.md")
+    (fixture / "plain.md").write_text("hello\n")
+    calls = [
+        Call(1.0, 1, "read", path=str(worktree / "notes.md")),
+        Call(2.0, 1, "read", path=str(worktree / "plain.md")),
+    ]
+    journal = tmp_path / "j.jsonl"
+    write_journal(journal, calls, worktree, fixture, "")
+    contents = {e["path"]: e.get("content") for e in events(journal)}
+    assert contents == {"notes.md": None, "plain.md": "hello\n"}

@@ -261,7 +261,9 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     if home is not None:
         places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
     with contextlib.suppress(OSError):
-        places += [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
+        # Not the links (self, mounts, net): resolved here they would name assay's own process.
+        entries = [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
+        places += [e for e in entries if not os.path.islink(e)]
     fenced = [os.path.realpath(scratch)]
     if project is not None:
         fenced.append(os.path.realpath(project))
