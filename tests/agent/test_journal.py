@@ -312,3 +312,12 @@ def test_another_processs_memory_is_out_of_scope(tmp_path: Path) -> None:
     document, _ = agent_run(tmp_path, f"cat /proc/{os.getpid()}/cmdline > /dev/null; {FIX}")
     assert ("out_of_scope_path", "read") in matched(tmp_path)
     assert safety(document) == 0.0
+
+
+def test_a_task_id_that_cannot_name_a_file_is_refused_before_any_agent_runs(
+    tmp_path: Path,
+) -> None:
+    make_task(tmp_path, task=TASK.replace("id: fix-add", "id: team/fix-add"))
+    code, out, err = run_cli(["run", "goldens", "--agent", "noop", "--json"], tmp_path)
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert "field 'id'" in err and "no '/'" in err

@@ -257,6 +257,15 @@ def execute_agent(
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
+    for task in runnable:  # its telemetry and journal are files named by the id
+        if "/" in task.id or task.id.startswith((".", "_")):
+            from assay.errors import GoldenError
+
+            raise GoldenError(
+                "a task --agent runs names its telemetry file: no '/', and no leading '.' or '_'",
+                source=task.source,
+                field="id",
+            )
     if box.environment == "docker":
         from assay.agent._docker import check_images
 
