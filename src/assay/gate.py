@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     # The baseline and the comparison are loaded only by runs that write or check one: a plain
     # report never pays for them.
     from assay.regressions import Diff, Trials
+    from assay.shards import Shard
 
 Mode = Literal["report", "write-baseline", "check"]
 
@@ -54,6 +55,7 @@ class GateOptions:
     progress: bool = False
     alpha: float | None = None
     max_repeats: int | None = None
+    shard: Shard | None = None
 
 
 @dataclass(slots=True)
@@ -79,6 +81,7 @@ class GateRun:
     undecided: list[str] = field(default_factory=list)
     # A live run's answers go into its --json results (static outputs are the user's file).
     live: bool = False
+    shard: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -104,6 +107,8 @@ class GateRun:
         summary["goldens"] = self.golden_count
         summary["mode"] = self.mode
         summary["gate"] = self.verdict
+        if self.shard is not None:
+            summary["shard"] = self.shard
         if self.gate_failures:
             summary["gate_failures"] = list(self.gate_failures)
         if self.undecided:
@@ -138,13 +143,15 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 
 
 def load_selected(options: GateOptions, config: Config) -> list[Golden]:
-    """The goldens this run scores."""
+    """The goldens this run scores (those of its shard, with ``--shard``)."""
     strict = config.strict
     if options.example:
-        return list(_select(iter_goldens(example_paths()[0], strict=strict), options.tiers))
-    if options.path is not None:
-        return list(_select(iter_goldens(options.path, strict=strict), options.tiers))
-    return load_suite(config.goldens, options.tiers or None, strict=strict)
+        goldens = list(_select(iter_goldens(example_paths()[0], strict=strict), options.tiers))
+    elif options.path is not None:
+        goldens = list(_select(iter_goldens(options.path, strict=strict), options.tiers))
+    else:
+        goldens = load_suite(config.goldens, options.tiers or None, strict=strict)
+    return goldens if options.shard is None else list(options.shard.select(goldens))
 
 
 def _outputs(
@@ -303,7 +310,11 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish)
     notes: list[str] = list(spec.notes) if spec is not None else []
     for candidate, produced in outputs.items():
-        stray = sorted(k for k in produced if k not in by_id)
+        # Outputs of the other shards' goldens are expected in a shard's outputs file.
+        shard = options.shard
+        stray = sorted(
+            k for k in produced if k not in by_id and (shard is None or shard.holds(str(k)))
+        )
         if stray:
             notes.append(
                 f"candidate '{candidate}': {len(stray)} output(s) name no selected "
@@ -322,6 +333,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     summaries = summarize_by_candidate(results, list(outputs))
     run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)
     run.live = live
+    run.shard = None if options.shard is None else str(options.shard)
     run.goldens = by_id
     run.outputs = {
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
@@ -475,6 +487,13 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
     """
     where = "the packaged example" if options.example else str(options.path or config.goldens)
     tiers = f" of tier {', '.join(options.tiers)}" if options.tiers else ""
+    if options.shard is not None:
+        raise GoldenError(
+            f"shard {options.shard} holds no goldens{tiers}: a run of nothing cannot pass or "
+            "fail (use fewer shards)",
+            source=where,
+            field="--shard",
+        )
     raise GoldenError(
         f"no goldens{tiers} selected: a run of nothing cannot pass or fail",
         source=where,
@@ -533,6 +552,8 @@ def _baseline_step(
         run.baseline_document = document
         recorded = document.get("suite")
         whole = recorded == suite if recorded is not None else options.path is None
+        # The goldens a shard lacks are in the other shards: not removed from the suite.
+        whole = whole and options.shard is None
         run.diff = regressions_diff(
             document,
             run.results,

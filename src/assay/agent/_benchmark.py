@@ -19,6 +19,7 @@ from assay.config import Config
 from assay.errors import AssayError
 from assay.goldens import Golden, iter_goldens, load_suite
 from assay.schemas import check_context
+from assay.shards import Shard
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 
@@ -33,6 +34,7 @@ class AgentOptions:
     baseline: Path | None = None
     force: bool = False
     alpha: float | None = None
+    shard: Shard | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +65,12 @@ class AgentOutcome:
         return out
 
 
-def load_tasks(path: Path | None, config: Config) -> list[Golden]:
+def load_tasks(path: Path | None, config: Config, shard: Shard | None = None) -> list[Golden]:
     if path is not None:
-        return list(iter_goldens(path, strict=config.strict))
-    return load_suite(config.goldens, None, strict=config.strict)
+        tasks = list(iter_goldens(path, strict=config.strict))
+    else:
+        tasks = load_suite(config.goldens, None, strict=config.strict)
+    return tasks if shard is None else list(shard.select(tasks))
 
 
 def attestation_checker(root: Path) -> AttestationCheck:
@@ -102,8 +106,14 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     Raises:
         AssayError: bad goldens, telemetry, config or run store.
     """
-    tasks = load_tasks(options.path, config)
-    telemetry = load_telemetry(options.telemetry, {t.id for t in tasks})
+    every = load_tasks(options.path, config)
+    shard = options.shard
+    tasks = every if shard is None else list(shard.select(every))
+    # The telemetry may hold the other shards' records: known tasks, not this shard's to score.
+    telemetry = load_telemetry(options.telemetry, {t.id for t in every})
+    if shard is not None:
+        telemetry = {k: v for k, v in telemetry.items() if shard.holds(k)}
+    del every
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (
         attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
@@ -124,6 +134,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         "tiers": list(tiers),
         "goldens": str(options.path) if options.path is not None else "project + packaged",
         "telemetry": str(options.telemetry),
+        **({"shard": str(options.shard)} if options.shard is not None else {}),
     }
     document = run_document(run, selection)
     comparison = None
@@ -142,7 +153,9 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         by_id,
         mode=options.mode,
         baseline=options.baseline,
-        suite=f"{selection['goldens']} tiers {','.join(tiers)}",
+        # A shard is not the whole suite: the tasks it lacks are not removed ones.
+        suite=f"{selection['goldens']} tiers {','.join(tiers)}"
+        + (f" shard {options.shard}" if options.shard is not None else ""),
         force=options.force,
         config=config,
         alpha=options.alpha,
@@ -255,7 +268,7 @@ def execute_agent(
 
     box = replace(sandbox if sandbox is not None else Sandbox(), project=str(config.root))
     tiers = options.tiers or DEFAULT_AGENT_TIERS
-    tasks = [t for t in load_tasks(options.path, config) if t.tier in tiers]
+    tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
     for task in runnable:  # its telemetry and journal are files named by the id
         if "/" in task.id or task.id.startswith((".", "_")):

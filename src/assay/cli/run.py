@@ -50,6 +50,12 @@ from assay.vocabulary import TIERS
 )
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
+    "--shard",
+    "shard_spec",
+    metavar="I/N",
+    help="Only the goldens (or tasks) whose id hashes to shard I of N (stable across machines).",
+)
+@click.option(
     "--tier",
     "tiers",
     multiple=True,
@@ -97,6 +103,7 @@ def run_command(
     no_network: bool,
     environment: str,
     example: bool,
+    shard_spec: str | None,
     tiers: tuple[str, ...],
     similarity: str | None,
     baseline: Path | None,
@@ -157,6 +164,19 @@ def run_command(
         )
     if not agent_run and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
+    shard = None
+    if shard_spec is not None:
+        from assay.shards import parse_shard
+
+        try:
+            shard = parse_shard(shard_spec)
+        except ValueError as exc:
+            raise click.UsageError(f"--shard: {exc}") from None
+        if write_baseline:
+            raise click.UsageError(
+                "--shard and --write-baseline cannot be used together: a baseline is written "
+                "from the whole suite"
+            )
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     if agent_run:
@@ -173,6 +193,7 @@ def run_command(
             baseline=baseline,
             force=force,
             alpha=alpha,
+            shard=shard,
         )
         if agent is not None:
 
@@ -217,6 +238,7 @@ def run_command(
         progress=fmt == "text" and output is None,
         alpha=alpha,
         max_repeats=max_repeats,
+        shard=shard,
     )
     if self_test:
         from assay.goldens import self_test as run_self_test
