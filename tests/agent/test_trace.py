@@ -75,6 +75,14 @@ def test_an_open_with_o_wronly_is_a_write() -> None:
     assert parse_line(line, 1) == Call(1.5, 1, "write", path="/w/out.txt")
 
 
+def test_an_open_for_reading_and_writing_is_a_write() -> None:
+    line = (
+        f'1.6 openat({CWD}, "{hexed("db.sqlite")}", O_RDWR|O_CREAT, 0644) '
+        f"= 3<{hexed('/w/db.sqlite')}>"
+    )
+    assert parse_line(line, 1) == Call(1.6, 1, "write", path="/w/db.sqlite")
+
+
 def test_creat_is_a_write() -> None:
     line = f'2.0 creat("{hexed("/w/new")}", 0644) = 4<{hexed("/w/new")}>'
     assert parse_line(line, 7) == Call(2.0, 7, "write", path="/w/new")
