@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from assay.outputs import load_outputs
     from assay.regressions import Diff, Regression, Rules, Trials
     from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
+    from assay.shards import Shard, parse_shard
 
 _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
@@ -93,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "Rules": "regressions",
     "RunStoreError": "errors",
     "SelfTestReport": "goldens",
+    "Shard": "shards",
     "TelemetryError": "errors",
     "Trials": "regressions",
     "ValidationError": "errors",
@@ -105,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "load_outputs": "outputs",
     "load_suite": "goldens",
     "parse_assert": "asserts",
+    "parse_shard": "shards",
     "register_op": "asserts",
     "run_assert": "asserts",
     "run_gate": "gate",
