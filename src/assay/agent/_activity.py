@@ -23,12 +23,9 @@ from typing import Final
 
 from assay.agent._trace import Call
 from assay.attest import Journal
+from assay.attest._scan import inside
 
 MAX_CONTENT_BYTES: Final = 1 << 20
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _fixture_text(fixture: Path, relative: str) -> str | None:
@@ -60,13 +57,13 @@ def write_journal(
     count = 0
     for call in calls:
         if call.kind in ("read", "write") and call.path is not None:
-            inside = _inside(call.path, tree)
-            shown = os.path.relpath(call.path, tree) if inside else call.path
+            in_tree = inside(call.path, tree)
+            shown = os.path.relpath(call.path, tree) if in_tree else call.path
             key: tuple[str, ...] = (call.kind, shown)
             if key in seen:
                 continue
             seen.add(key)
-            content = _fixture_text(fixture, shown) if inside and call.kind == "read" else None
+            content = _fixture_text(fixture, shown) if in_tree and call.kind == "read" else None
             book.append(call.kind, path=shown, content=content)
         elif call.kind == "exec":
             command = shlex.join(call.argv)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.agent._gate import AgentVerdict, agent_gate
 from assay.agent._record import compare_runs, run_document
@@ -21,6 +21,11 @@ from assay.goldens import Golden, iter_goldens, load_suite
 from assay.schemas import check_context
 from assay.shards import Shard
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from assay.agent._execute import Attest, Sandbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +173,7 @@ def _attester(
     run_id: str,
     allow_endpoints: tuple[str, ...],
     goldens_root: Callable[[Golden], Path],
-) -> Any:
+) -> Attest:
     """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``).
 
     Raises:
@@ -185,7 +190,13 @@ def _attester(
     # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
     endpoints = [*allow_endpoints, *resolvers()]
 
-    def attest(task: Golden, journal: Path, worktree: Path, allow_paths: Any, given: Any) -> str:
+    def attest(
+        task: Golden,
+        journal: Path,
+        worktree: Path,
+        allow_paths: Sequence[str],
+        given: Sequence[str],
+    ) -> str:
         sealed = seal(
             root,
             [task],
@@ -247,14 +258,14 @@ def execute_agent(
     *,
     jobs: int = 1,
     keep_worktrees: bool = False,
-    sandbox: Any = None,
+    sandbox: Sandbox | None = None,
     report: Callable[[str], None] | None = None,
 ) -> AgentOutcome:
     """Run ``agent`` on the selected executable tasks, save the telemetry it produced (and each
     task's journal) under ``.assay/agent-runs/<time>/`` (so ``--telemetry`` can score it
     again), seal each journal as an attestation, and score the run.
 
-    ``sandbox`` is an ``assay.agent._execute.Sandbox`` (default: journaled, network on).
+    ``sandbox``: how the agent is watched and fenced (default: journaled, network on).
 
     Raises:
         AssayError: bad goldens or config, a sandbox this machine cannot give, no attestation
@@ -308,6 +319,7 @@ def execute_agent(
         journal_dir=folder,
         attest=attest,
         report=report,
+        checked=True,
     )
     for run in runs:
         atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from assay.agent._trace import is_alive
 from assay.agent._verify import VerifyCounts, counts_of
+from assay.attest._scan import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
 
@@ -169,11 +171,9 @@ def _session_members(session: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            if os.getsid(int(entry.name)) == session:
-                stat = (entry / "stat").read_text()
-                if stat.rsplit(")", 1)[1].split()[0] != "Z":  # a zombie is already gone
-                    members.append(int(entry.name))
-        except (OSError, IndexError):
+            if os.getsid(int(entry.name)) == session and is_alive(int(entry.name)):
+                members.append(int(entry.name))
+        except OSError:
             continue
     return members
 
@@ -270,7 +270,7 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     out = []
     for place in places:
         real = os.path.realpath(place)
-        holds = any(f == real or f.startswith(real.rstrip(os.sep) + os.sep) for f in fenced)
+        holds = any(inside(f, real) for f in fenced)
         if real != os.sep and not holds and real not in out:
             out.append(real)
     return out
@@ -566,17 +566,20 @@ def run_tasks(
     journal_dir: Path | None = None,
     attest: Attest | None = None,
     report: Callable[[str], None] | None = None,
+    checked: bool = False,
 ) -> list[TaskRun]:
-    """Run ``agent`` on every task, ``jobs`` at a time, in task order.
+    """Run ``agent`` on every task, ``jobs`` at a time, in task order (``checked``: the caller
+    already ran :func:`check_sandbox` and the image check).
 
     Raises:
         AssayError: the sandbox cannot be given here, or git failed preparing a worktree.
     """
-    if sandbox.environment == "docker":
-        from assay.agent._docker import check_images
+    if not checked:
+        if sandbox.environment == "docker":
+            from assay.agent._docker import check_images
 
-        check_images(tasks)
-    check_sandbox(sandbox)
+            check_images(tasks)
+        check_sandbox(sandbox)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
 
     def one(task: Golden) -> TaskRun:

@@ -287,7 +287,7 @@ def wait_gone(pids: list[int], timeout: float) -> bool:
     """Wait until none of ``pids`` is alive; False when some still are after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        alive = [p for p in pids if Path(f"/proc/{p}").exists() and not _zombie(p)]
+        alive = [p for p in pids if is_alive(p)]
         if not alive:
             return True
         if time.monotonic() >= deadline:
@@ -295,9 +295,11 @@ def wait_gone(pids: list[int], timeout: float) -> bool:
         time.sleep(0.02)
 
 
-def _zombie(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a zombie has already exited)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+        return False
+    fields = stat.rsplit(")", 1)[1].split()
+    return bool(fields) and fields[0] != "Z"

@@ -158,7 +158,8 @@ def event_texts(event: Mapping[str, Any]) -> list[str]:
     return [event[f] for f in ("content", "command", "path") if isinstance(event.get(f), str)]
 
 
-def _inside(path: str, folder: str) -> bool:
+def inside(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies under it (both absolute and normalised)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -178,9 +179,9 @@ def path_flags(
     joined = os.path.join(worktree, path)
     resolved = os.path.realpath(joined) if follow else os.path.normpath(joined)
     flags = []
-    if goldens is not None and _inside(resolved, goldens):
+    if goldens is not None and inside(resolved, goldens):
         flags.append(GROUND_TRUTH_PATH)
-    elif not _inside(resolved, worktree) and not any(_inside(resolved, a) for a in allow):
+    elif not inside(resolved, worktree) and not any(inside(resolved, a) for a in allow):
         flags.append(OUT_OF_SCOPE_PATH)
     return flags
 
