@@ -52,9 +52,14 @@ def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> st
     return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
 
 
+def fingerprint_of(golden: Golden | str, memo: dict[AssertSpec, str]) -> str:
+    """A golden's fingerprint, or the one already computed (a shard's partial carries them)."""
+    return golden if isinstance(golden, str) else fingerprint(golden, memo)
+
+
 def build(
     results: Iterable[Result],
-    goldens: Mapping[str, Golden],
+    goldens: Mapping[str, Golden] | Mapping[str, str],
     summaries: Sequence[CandidateSummary],
     *,
     trials: Mapping[tuple[str, str], Trials] | None = None,
@@ -64,6 +69,7 @@ def build(
     """The baseline document for a run (schema_version first; field order is the format).
 
     Args:
+        goldens: id -> golden, or id -> its fingerprint (a merge of shards has no goldens).
         trials: the repeats behind each random result; their evidence is kept in the entry.
         suite: the suite the run loaded (see :func:`assay.gate.suite_of`).
         kind: ``gate`` or ``agent``: which run wrote it (a check refuses the other kind).
@@ -79,7 +85,7 @@ def build(
             "passed": r.passed,
             "score": r.score,
             "decided_by": r.decided_by,
-            "fingerprint": fingerprint(golden, memo) if golden is not None else None,
+            "fingerprint": fingerprint_of(golden, memo) if golden is not None else None,
         }
         found = evidence.get((r.candidate, r.id))
         if found is not None:
@@ -97,15 +103,18 @@ def build(
     return document
 
 
-def changed_goldens(document: Mapping[str, Any], goldens: Mapping[str, Golden]) -> list[str]:
-    """``candidate/id`` of every baseline golden whose checks changed since it was written."""
+def changed_goldens(
+    document: Mapping[str, Any], goldens: Mapping[str, Golden] | Mapping[str, str]
+) -> list[str]:
+    """``candidate/id`` of every baseline golden whose checks changed since it was written
+    (``goldens``: id -> golden, or id -> its fingerprint)."""
     memo: dict[AssertSpec, str] = {}
     out: list[str] = []
     for candidate, entries in document["goldens"].items():
         for golden_id, entry in entries.items():
             golden = goldens.get(golden_id)
             recorded = entry.get("fingerprint")
-            if golden is not None and recorded and recorded != fingerprint(golden, memo):
+            if golden is not None and recorded and recorded != fingerprint_of(golden, memo):
                 out.append(f"{candidate}/{golden_id}")
     return out
 

@@ -10,6 +10,7 @@
     ├── TelemetryError         a telemetry record
     ├── RunStoreError          saved runs under .assay/runs
     ├── PluginError            an installed plugin that cannot load or breaks its contract
+    ├── MergeError             shard documents that are not the shards of one run
     └── ValidationError        bad arguments to the Python API
 
 Every error carries the file (``source``) and the ``field`` at fault when there is one, so the
@@ -64,6 +65,11 @@ class RunStoreError(AssayError):
 class PluginError(AssayError):
     """A plugin that is installed but cannot be used (it fails to import, is not callable, is
     declared twice, or breaks its contract). The message names the plugin and its entry point."""
+
+
+class MergeError(AssayError):
+    """Shard documents ``assay merge`` refuses: not shards, of different runs or settings,
+    duplicated or missing."""
 
 
 class ValidationError(AssayError, ValueError):

@@ -5,7 +5,7 @@ Commands parse flags and call :func:`run_gate`; renderers print the :class:`Gate
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -82,6 +82,8 @@ class GateRun:
     # A live run's answers go into its --json results (static outputs are the user's file).
     live: bool = False
     shard: str | None = None
+    # A shard's evidence for `assay merge` (see assay.partials): only in a shard's document.
+    partial: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -122,6 +124,8 @@ class GateRun:
         if self.diff is not None:
             out["regressions"] = [r.to_dict() for r in self.diff.regressions]
             summary["baseline_notes"] = list(self.diff.notes)
+        if self.partial is not None:
+            out["partial"] = self.partial
         return out
 
     def content(self) -> ReportContent:
@@ -144,6 +148,12 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 
 def load_selected(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens this run scores (those of its shard, with ``--shard``)."""
+    goldens = load_whole(options, config)
+    return goldens if options.shard is None else list(options.shard.select(goldens))
+
+
+def load_whole(options: GateOptions, config: Config) -> list[Golden]:
+    """The goldens of the suite and tiers asked for, before any ``--shard`` selection."""
     strict = config.strict
     if options.example:
         goldens = list(_select(iter_goldens(example_paths()[0], strict=strict), options.tiers))
@@ -151,7 +161,7 @@ def load_selected(options: GateOptions, config: Config) -> list[Golden]:
         goldens = list(_select(iter_goldens(options.path, strict=strict), options.tiers))
     else:
         goldens = load_suite(config.goldens, options.tiers or None, strict=strict)
-    return goldens if options.shard is None else list(options.shard.select(goldens))
+    return goldens
 
 
 def _outputs(
@@ -285,7 +295,14 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     Raises:
         AssayError: for any bad input (goldens, outputs, baseline, config).
     """
-    goldens = load_selected(options, config)
+    suite_ids: list[str] | None = None
+    if options.shard is None:
+        goldens = load_selected(options, config)
+    else:  # a shard's partial places each of its goldens in the whole suite's order
+        whole = load_whole(options, config)
+        suite_ids = [g.id for g in whole]
+        goldens = list(options.shard.select(whole))
+        del whole
     if not goldens:
         _nothing_selected(options, config)
     by_id = {g.id: g for g in goldens}
@@ -308,7 +325,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         not options.no_cache,
     )
     keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish)
-    notes: list[str] = list(spec.notes) if spec is not None else []
+    spec_notes: list[str] = list(spec.notes) if spec is not None else []
+    strays: dict[str, tuple[int, list[str]]] = {}
     for candidate, produced in outputs.items():
         # Outputs of the other shards' goldens are expected in a shard's outputs file.
         shard = options.shard
@@ -316,10 +334,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
             k for k in produced if k not in by_id and (shard is None or shard.holds(str(k)))
         )
         if stray:
-            notes.append(
-                f"candidate '{candidate}': {len(stray)} output(s) name no selected "
-                f"golden (e.g. {', '.join(stray[:3])})"
-            )
+            strays[candidate] = (len(stray), stray[:3])
+    notes = [*spec_notes, *stray_notes(strays)]
     live = spec is not None
     adaptive: _Adaptive | None = None
     max_repeats = options.max_repeats or config.gate.max_repeats
@@ -340,13 +356,71 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         for c, m in outputs.items()
     }
     gating = options.mode != "report" or config.min_pass_rate is not None
-    if gating:
+    tally = ErrorTally.of(per_pair)
+    if gating or options.shard is not None:  # a partial carries the evidence for its merge
         run.trials = _trials(per_pair, results, live=live)
-        run.undecided = _undecided(per_pair, config.gate.max_error_rate)
-    _baseline_step(run, options, config, by_id, document, adaptive)
+    step = GateStep(
+        mode=options.mode,
+        baseline=options.baseline or config.baseline,
+        force=options.force,
+        alpha=config.gate.alpha if options.alpha is None else options.alpha,
+        tiers=options.tiers,
+        suite=suite_of(options, config),
+        path_given=options.path is not None,
+        sharded=options.shard is not None,
+        goldens=by_id,
+        strict=[g.id for g in goldens if g.fields.get("gate") == "strict"],
+    )
+    looks, first_look = (1, None) if adaptive is None else (adaptive.looks, adaptive.first_look)
+    if options.shard is not None and suite_ids is not None:
+        from assay.partials import gate_partial
+
+        run.partial = gate_partial(
+            run,
+            step,
+            options,
+            config,
+            suite_ids=suite_ids,
+            candidates=list(outputs),
+            tally=tally,
+            strays=strays,
+            spec_notes=spec_notes,
+            looks=looks,
+            first_look=first_look,
+            judging=scoring.judging,
+            similarity=backend_name,
+        )
+    conclude(run, step, config, document, tally, looks=looks, first_look=first_look)
+    return run
+
+
+def stray_notes(strays: dict[str, tuple[int, list[str]]]) -> list[str]:
+    """The note for each candidate whose outputs name goldens the run did not select:
+    candidate -> (how many, the first three ids in sorted order)."""
+    return [
+        f"candidate '{candidate}': {count} output(s) name no selected "
+        f"golden (e.g. {', '.join(examples)})"
+        for candidate, (count, examples) in strays.items()
+    ]
+
+
+def conclude(
+    run: GateRun,
+    step: GateStep,
+    config: Config,
+    document: dict[str, Any] | None,
+    tally: ErrorTally,
+    *,
+    looks: int = 1,
+    first_look: dict[tuple[str, str], Trials] | None = None,
+) -> None:
+    """The verdict of a scored run (``run.trials`` already set): can the gate decide, the
+    baseline written or compared with, ``min_pass_rate``. A merge of shards ends here too."""
+    if step.mode != "report" or config.min_pass_rate is not None:
+        run.undecided = tally.reasons(config.gate.max_error_rate)
+    _baseline_step(run, step, config, document, looks, first_look)
     if config.min_pass_rate is not None:
         _min_pass_rate(run, config.min_pass_rate)
-    return run
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,32 +508,56 @@ def _trials(
     return out
 
 
-def _undecided(per_pair: list[list[Result]], max_error_rate: float) -> list[str]:
-    """Why the gate cannot decide: more errors (failed calls, judge errors) than allowed.
+@dataclass(slots=True)
+class ErrorTally:
+    """The errors among a run's results, enough to say why the gate cannot decide.
 
-    A failed call says nothing about the candidate's quality, so it is never a regression; but
-    a run with too many of them has too little evidence to pass either.
+    ``samples`` are (candidate, golden id, repeat, notes) of error results in run order; a run
+    of many identical errors keeps three of each notes: no later one can change the message.
     """
-    total = errors = 0
-    first: list[str] = []
-    undecided_goldens: set[tuple[str, str]] = set()
-    for repeats in per_pair:
-        for r in repeats:
-            total += 1
-            if r.status == "error":
-                errors += 1
-                undecided_goldens.add((r.candidate, r.id))
-                note = next((n for n in r.notes if n not in first), None)
-                if note is not None and len(first) < 3:
-                    first.append(note)
-    if total == 0 or errors <= max_error_rate * total:
-        return []
-    why = "; ".join(first) if first else "no message"
-    return [
-        f"the gate cannot decide: {errors} of {total} result(s) are errors "
-        f"(max_error_rate {max_error_rate:g}), so {len(undecided_goldens)} golden(s) were not "
-        f"decided; first: {why}"
-    ]
+
+    total: int = 0
+    errors: int = 0
+    pairs: int = 0
+    samples: list[tuple[str, str, int, tuple[str, ...]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, per_pair: list[list[Result]]) -> ErrorTally:
+        tally = cls()
+        seen: dict[tuple[str, ...], int] = {}
+        for repeats in per_pair:
+            tally.total += len(repeats)
+            had_error = False
+            for index, r in enumerate(repeats):
+                if r.status != "error":
+                    continue
+                tally.errors += 1
+                had_error = True
+                if seen.get(r.notes, 0) < 3:
+                    seen[r.notes] = seen.get(r.notes, 0) + 1
+                    tally.samples.append((r.candidate, r.id, index, r.notes))
+            tally.pairs += had_error
+        return tally
+
+    def reasons(self, max_error_rate: float) -> list[str]:
+        """Why the gate cannot decide: more errors (failed calls, judge errors) than allowed.
+
+        A failed call says nothing about the candidate's quality, so it is never a regression;
+        but a run with too many of them has too little evidence to pass either.
+        """
+        if self.total == 0 or self.errors <= max_error_rate * self.total:
+            return []
+        first: list[str] = []
+        for _, _, _, notes in self.samples:
+            note = next((n for n in notes if n not in first), None)
+            if note is not None and len(first) < 3:
+                first.append(note)
+        why = "; ".join(first) if first else "no message"
+        return [
+            f"the gate cannot decide: {self.errors} of {self.total} result(s) are errors "
+            f"(max_error_rate {max_error_rate:g}), so {self.pairs} golden(s) were not "
+            f"decided; first: {why}"
+        ]
 
 
 def _min_pass_rate(run: GateRun, minimum: float) -> None:
@@ -522,53 +620,74 @@ def suite_of(options: GateOptions, config: Config) -> str:
     return name if options.path is not None else f"{name} (with packaged defaults)"
 
 
+@dataclass(frozen=True, slots=True)
+class GateStep:
+    """What the baseline step needs to know of a run: the mode, the baseline, the suite.
+
+    Attributes:
+        baseline: the baseline file written or compared with.
+        alpha: the significance level of random outcomes (flag or ``[gate]``).
+        suite: what the run loaded (see :func:`suite_of`).
+        path_given: the goldens came from a PATH (a schema 1 baseline records no suite).
+        sharded: the run is one shard: the goldens it lacks are not removed from the suite.
+        goldens: the selected goldens, as id -> golden or id -> fingerprint (a merge).
+        strict: ids of the goldens with ``gate: strict``.
+    """
+
+    mode: Mode
+    baseline: Path
+    force: bool
+    alpha: float
+    tiers: tuple[Tier, ...]
+    suite: str
+    path_given: bool
+    sharded: bool
+    goldens: Mapping[str, Golden] | Mapping[str, str]
+    strict: list[str]
+
+
 def _baseline_step(
     run: GateRun,
-    options: GateOptions,
+    step: GateStep,
     config: Config,
-    by_id: dict[str, Golden],
     document: dict[str, Any] | None,
-    adaptive: _Adaptive | None,
+    looks: int,
+    first_look: dict[tuple[str, str], Trials] | None,
 ) -> None:
-    if options.mode == "report":
+    if step.mode == "report":
         return
     from assay import baseline as baseline_mod
     from assay.regressions import Rules
     from assay.regressions import diff as regressions_diff
 
-    baseline_path = options.baseline or config.baseline
-    suite = suite_of(options, config)
-    if options.mode == "write-baseline":
+    baseline_path = step.baseline
+    if step.mode == "write-baseline":
         if run.undecided:
             run.notes.append(f"baseline not written to {baseline_path}: {run.undecided[0]}")
             return
         document = baseline_mod.build(
-            run.results, by_id, run.summaries, trials=run.trials, suite=suite
+            run.results, step.goldens, run.summaries, trials=run.trials, suite=step.suite
         )
-        baseline_mod.write(baseline_path, document, force=options.force)
+        baseline_mod.write(baseline_path, document, force=step.force)
         run.baseline_path = baseline_path
-    elif options.mode == "check" and document is not None:
+    elif step.mode == "check" and document is not None:
         run.baseline_path = baseline_path
         run.baseline_document = document
         recorded = document.get("suite")
-        whole = recorded == suite if recorded is not None else options.path is None
+        whole = recorded == step.suite if recorded is not None else not step.path_given
         # The goldens a shard lacks are in the other shards: not removed from the suite.
-        whole = whole and options.shard is None
+        whole = whole and not step.sharded
         run.diff = regressions_diff(
             document,
             run.results,
             run.trials,
-            selected=by_id,
+            selected=step.goldens,
             whole_suite=whole,
-            tiers=options.tiers or None,
-            strict=[g.id for g in by_id.values() if g.fields.get("gate") == "strict"],
-            changed=baseline_mod.changed_goldens(document, by_id),
-            rules=Rules(
-                config.gate.alpha if options.alpha is None else options.alpha,
-                config.gate.score_tolerance,
-                1 if adaptive is None else adaptive.looks,
-            ),
-            first_look=None if adaptive is None else adaptive.first_look,
+            tiers=step.tiers or None,
+            strict=step.strict,
+            changed=baseline_mod.changed_goldens(document, step.goldens),
+            rules=Rules(step.alpha, config.gate.score_tolerance, looks),
+            first_look=first_look,
         )
         if document.get("schema_version") == 1:
             run.diff.notes.append(

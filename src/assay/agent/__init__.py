@@ -9,6 +9,7 @@ from assay.agent._benchmark import (
     run_agent,
 )
 from assay.agent._composite import COST_BASELINE_USD, DURATION_BASELINE_S, Components, compose
+from assay.agent._merge import merge_agent
 from assay.agent._record import compare_runs, failures_table, run_document
 from assay.agent._saved_runs import (
     RUN_SCHEMA_VERSION,
@@ -45,6 +46,7 @@ __all__ = [
     "load_run",
     "load_tasks",
     "load_telemetry",
+    "merge_agent",
     "owned",
     "parse_record",
     "previous_run",

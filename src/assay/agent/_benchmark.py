@@ -118,7 +118,6 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     telemetry = load_telemetry(options.telemetry, {t.id for t in every})
     if shard is not None:
         telemetry = {k: v for k, v in telemetry.items() if shard.holds(k)}
-    del every
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (
         attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
@@ -131,17 +130,36 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         attestation_check=checker,
         ctx=check_context(config),
     )
-    # The tasks and their telemetry are scored: let their memory serve the document (a large
-    # run's peak is all three at once otherwise); a gate keeps the tasks for fingerprints.
-    by_id = {t.id: t for t in tasks} if options.mode != "report" else {}
-    del tasks, telemetry
     selection = {
         "tiers": list(tiers),
         "goldens": str(options.path) if options.path is not None else "project + packaged",
         "telemetry": str(options.telemetry),
         **({"shard": str(options.shard)} if options.shard is not None else {}),
     }
+    suite = f"{selection['goldens']} tiers {','.join(tiers)}"
+    partial = None
+    if shard is not None:  # what `assay merge` needs to rebuild the whole run exactly
+        from assay.agent._partial import agent_partial
+
+        partial = agent_partial(
+            run,
+            every,
+            telemetry,
+            shard=str(shard),
+            suite=suite,
+            mode=options.mode,
+            baseline=options.baseline or config.baseline,
+            alpha=options.alpha,
+            config=config,
+            selection=selection,
+        )
+    # The tasks and their telemetry are scored: let their memory serve the document (a large
+    # run's peak is all three at once otherwise); a gate keeps the tasks for fingerprints.
+    by_id = {t.id: t for t in tasks} if options.mode != "report" else {}
+    del every, tasks, telemetry
     document = run_document(run, selection)
+    if partial is not None:
+        document["partial"] = partial
     comparison = None
     note = None
     if options.compare:
@@ -159,8 +177,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         mode=options.mode,
         baseline=options.baseline,
         # A shard is not the whole suite: the tasks it lacks are not removed ones.
-        suite=f"{selection['goldens']} tiers {','.join(tiers)}"
-        + (f" shard {options.shard}" if options.shard is not None else ""),
+        suite=suite + (f" shard {options.shard}" if options.shard is not None else ""),
         force=options.force,
         config=config,
         alpha=options.alpha,

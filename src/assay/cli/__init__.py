@@ -16,6 +16,7 @@ from assay._version import __version__
 from assay.cli.attest import attest_group
 from assay.cli.cache import cache_group
 from assay.cli.init import init_command
+from assay.cli.merge import merge_command
 from assay.cli.report import failures_command, report_command
 from assay.cli.run import run_command
 from assay.cli.tasks import tasks_group
@@ -29,6 +30,7 @@ def cli() -> None:
 
 
 cli.add_command(run_command)
+cli.add_command(merge_command)
 cli.add_command(report_command)
 cli.add_command(failures_command)
 cli.add_command(attest_group)

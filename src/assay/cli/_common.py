@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,3 +20,12 @@ def emit(text: str, output: Path | None) -> None:
         from assay.io import atomic_write_text
 
         atomic_write_text(output, text)
+
+
+def verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
+    """With ``--output`` stdout is empty: the verdict and the regressions go to stderr."""
+    if output is None:
+        return
+    from assay.views._text import render_verdict
+
+    click.echo(render_verdict(document, str(output)), err=True, nl=False)

@@ -1,0 +1,137 @@
+"""Agent run shards merged back into the whole run (the partials: :mod:`assay.agent._partial`).
+
+The composite score is recomputed over every task in the whole suite's order (the same
+floating-point sums as the unsharded run), then scored, saved and gated as that run would be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.agent._scoring import AgentRun
+from assay.agent._telemetry import Telemetry
+from assay.errors import MergeError
+
+if TYPE_CHECKING:
+    from assay.agent._benchmark import AgentOutcome
+    from assay.config import Config
+    from assay.partials import Part
+
+
+def merge_agent(
+    parts: Sequence[Part],
+    config: Config,
+    *,
+    baseline: Path | None = None,
+    write_baseline: bool = False,
+    force: bool = False,
+    save: bool = True,
+) -> AgentOutcome:
+    """The whole agent run the shards were cut from: scored, saved (unless ``save`` is
+    false) and gated as the unsharded run would be, with the shards' settings.
+
+    Raises:
+        MergeError: documents that are not the shards of one agent run, or a changed baseline.
+        BaselineError: the baseline cannot be read or written.
+    """
+    from dataclasses import replace
+
+    from assay.agent._benchmark import AgentOutcome
+    from assay.agent._composite import compose
+    from assay.agent._gate import agent_gate
+    from assay.agent._record import run_document
+    from assay.agent._saved_runs import save_run
+    from assay.partials import check_shards, checked_baseline, ordered_results
+    from assay.results import totals
+    from assay.vocabulary import TIERS
+
+    check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings"))
+    head = parts[0].partial
+    # Each shard read its own telemetry (an --agent shard writes a folder of its own).
+    sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
+    selection = {**head["selection"], "telemetry": ", ".join(sources)}
+    settings: dict[str, Any] = head["settings"]
+    position: dict[str, int] = {}
+    fingerprints: dict[str, str] = {}
+    records: list[tuple[int, Telemetry]] = []
+    for part in parts:
+        for task_id, where, fingerprint, _ in part.partial["goldens"]:
+            if task_id in position:
+                raise MergeError(
+                    f"task {task_id!r} is in two shards", source=part.source, field="goldens"
+                )
+            position[task_id] = where
+            fingerprints[task_id] = fingerprint
+        for task_id, cost, duration, crashes, orphans, failed, judge in part.partial["records"]:
+            record = Telemetry(
+                task_id,
+                part.source,
+                duration_s=duration,
+                cost_usd=cost,
+                crashes=crashes,
+                orphans=orphans,
+                tests_failed=failed,
+                judge=judge,
+            )
+            records.append((position[task_id], record))
+    if len(position) != head["suite_goldens"]:
+        raise MergeError(
+            f"the shards hold {len(position)} tasks, but the suite has "
+            f"{head['suite_goldens']}: not every task was run"
+        )
+    fingerprints = dict(sorted(fingerprints.items(), key=lambda item: position[item[0]]))
+    tasks = [result for _, result in ordered_results(parts, position, ["agent"])]
+    in_order = [record for _, record in sorted(records, key=lambda item: item[0])]
+    n = len(tasks)
+    unsafe = any(r.safety is not None for r in tasks)
+    components = compose(
+        n,
+        totals(tasks).counts["pass"],
+        in_order,
+        any_missing=len(in_order) < n,
+        unsafe=unsafe,
+        settings=settings["bench"],
+    )
+    per_tier: dict[str, float | None] = {}
+    for tier in TIERS:
+        mine = [r for r in tasks if r.tier == tier]
+        per_tier[tier] = totals(mine).pass_rate if mine else None
+    run = AgentRun(
+        tasks,
+        components,
+        per_tier,
+        tuple(settings["tiers"]),
+        sum(r.cost_usd for r in in_order),
+        [f"{r.id}: {r.safety}" for r in tasks if r.safety is not None],
+    )
+    document = run_document(run, selection)
+    run_id = save_run(config.root, document) if save else None
+    if run_id is not None:
+        document = {"run_id": run_id, **document}
+    mode = "write-baseline" if write_baseline else settings["mode"]
+    path = baseline
+    if mode == "check":
+        _, path = checked_baseline(parts[0], settings, config, baseline)
+    merged_config = replace(
+        config,
+        min_pass_rate=settings["min_pass_rate"],
+        gate=replace(
+            config.gate,
+            score_tolerance=settings["score_tolerance"],
+            min_pass_rate=settings["min_pass_rate"],
+            min_score=settings["min_score"],
+        ),
+    )
+    verdict = agent_gate(
+        run,
+        fingerprints,
+        mode=mode,
+        baseline=path,
+        suite=head["suite"],
+        force=force,
+        config=merged_config,
+        alpha=settings["alpha"],
+    )
+    return AgentOutcome(document, run_id, None, None, verdict)

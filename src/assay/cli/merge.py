@@ -1,0 +1,69 @@
+"""``assay merge``: parse flags, merge the shard documents, print, return the exit code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from assay.cli._common import emit, verdict_to_stderr
+from assay.cli._options import format_option
+
+
+@click.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@format_option()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="Baseline file: the one the shards checked (default: where they read it), or where "
+    "--write-baseline writes.",
+)
+@click.option("--write-baseline", is_flag=True, help="Write the baseline from the merged run.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let --write-baseline replace a baseline that decided goldens with one that decides none.",
+)
+def merge_command(
+    files: tuple[Path, ...],
+    fmt: str | None,
+    as_json: bool,
+    output: Path | None,
+    baseline: Path | None,
+    write_baseline: bool,
+    force: bool,
+) -> int:
+    """Merge the --json documents of a run's shards (--shard I/N) into the whole run: one
+    report and one verdict, exactly the unsharded run's (exit 2 only on a regression).
+
+    \b
+    Example (each CI job ran one shard):
+      assay run --check --shard 1/3 --json > shard-1.json   # and 2/3, 3/3
+      assay merge shard-*.json --format junit --output report.xml
+    """
+    from assay.cli._step_summary import append_step_summary
+    from assay.config import load_config
+    from assay.merge import merge_run
+    from assay.partials import read_parts
+    from assay.views import render
+
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    if force and not write_baseline:
+        raise click.UsageError("--force applies to --write-baseline")
+    fmt = "json" if as_json else (fmt or "text")
+    config = load_config()
+    merged = merge_run(
+        read_parts(files), config, baseline=baseline, write_baseline=write_baseline, force=force
+    )
+    emit(render(fmt, merged.document, merged.content), output)
+    verdict_to_stderr(merged.document, output)
+    for reason in merged.undecided:
+        click.echo(f"assay: error: {reason}", err=True)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        append_step_summary(render("markdown", merged.document))
+    return merged.exit_code

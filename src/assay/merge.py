@@ -1,0 +1,236 @@
+"""``assay merge``: the shards of one run back into the whole run, with the whole run's verdict.
+
+Each shard's ``--json`` document carries a ``partial`` (see :mod:`assay.partials`). Merging
+checks that the documents are the N distinct shards of one suite run with one set of settings,
+puts every result back in the whole suite's order, and ends the way an unsharded run ends
+(:func:`assay.gate.conclude`, :func:`assay.agent.merge_agent`): the same results, aggregates,
+regressions, exit code and baseline bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import MergeError
+from assay.partials import Part, check_shards, checked_baseline, ordered_results, trials_from_list
+from assay.results import ReportContent
+
+if TYPE_CHECKING:
+    from assay.config import Config
+    from assay.gate import GateRun, Mode
+    from assay.regressions import Trials
+
+
+@dataclass(frozen=True, slots=True)
+class MergedRun:
+    """A merged run as the command shows it: its document, the content views may show, the
+    reasons the gate could not decide, and the exit code."""
+
+    document: dict[str, Any]
+    content: ReportContent
+    exit_code: int
+    undecided: list[str]
+
+
+def merge_run(
+    parts: Sequence[Part],
+    config: Config,
+    *,
+    baseline: Path | None = None,
+    write_baseline: bool = False,
+    force: bool = False,
+) -> MergedRun:
+    """Merge goldens gate shards or agent run shards (whichever the documents are).
+
+    Raises:
+        MergeError: see :func:`merge_gate`.
+    """
+    kinds = {part.partial.get("kind") for part in parts}
+    if kinds == {"gate"}:
+        run = merge_gate(
+            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
+        )
+        return MergedRun(run.to_dict(), run.content(), run.exit_code, run.undecided)
+    if kinds == {"agent"}:
+        from assay.agent import merge_agent
+
+        outcome = merge_agent(
+            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
+        )
+        return MergedRun(outcome.view(), ReportContent(), outcome.exit_code, [])
+    odd = next(p for p in parts if p.partial.get("kind") != parts[0].partial.get("kind"))
+    raise MergeError(
+        f"is a {odd.partial.get('kind')} shard, {parts[0].source} a "
+        f"{parts[0].partial.get('kind')} one: not shards of the same run",
+        source=odd.source,
+        field="partial.kind",
+    )
+
+
+def merge_gate(
+    parts: Sequence[Part],
+    config: Config,
+    *,
+    baseline: Path | None = None,
+    write_baseline: bool = False,
+    force: bool = False,
+) -> GateRun:
+    """The whole gate run the shards were cut from, with its verdict.
+
+    ``baseline`` overrides where the checked baseline is read (default: where the shards read
+    it, relative to the project root) or where ``write_baseline`` writes it (default: the
+    config's). The gate settings are the shards' (recorded in each partial), not the config's.
+
+    Raises:
+        MergeError: documents that are not the shards of one run, or a baseline that is not
+            the one the shards compared with.
+        BaselineError: the baseline cannot be read or written.
+    """
+    from assay.gate import ErrorTally, GateRun, GateStep, conclude, stray_notes
+    from assay.results import summarize_by_candidate
+
+    count = check_shards(
+        parts,
+        (
+            "kind",
+            "suite",
+            "suite_goldens",
+            "suite_digest",
+            "settings",
+            "candidates",
+            "live",
+            "notes",
+            "looks",
+        ),
+    )
+    head = parts[0].partial
+    if head.get("kind") != "gate":
+        raise MergeError("is not a goldens gate shard", source=parts[0].source, field="kind")
+    settings: dict[str, Any] = head["settings"]
+    position: dict[str, int] = {}
+    fingerprints: dict[str, str] = {}
+    strict: list[tuple[int, str]] = []
+    for part in parts:
+        for golden_id, where, fingerprint, is_strict in part.partial["goldens"]:
+            if golden_id in position:
+                raise MergeError(
+                    f"golden {golden_id!r} is in two shards", source=part.source, field="goldens"
+                )
+            position[golden_id] = where
+            fingerprints[golden_id] = fingerprint
+            if is_strict:
+                strict.append((where, golden_id))
+    if len(position) != head["suite_goldens"]:
+        raise MergeError(
+            f"the {count} shards hold {len(position)} goldens, but the suite has "
+            f"{head['suite_goldens']}: not every golden was run"
+        )
+    # Goldens in suite order, as the whole run holds them.
+    fingerprints = dict(sorted(fingerprints.items(), key=lambda item: position[item[0]]))
+    candidates: list[str] = head["candidates"]
+    ordered = ordered_results(parts, position, candidates)
+    results = [result for _, result in ordered]
+    summaries = summarize_by_candidate(results, candidates)
+    strays: dict[str, tuple[int, list[str]]] = {}
+    for candidate in candidates:
+        found = [p.partial["strays"][candidate] for p in parts if candidate in p.partial["strays"]]
+        if found:
+            examples = sorted(e for _, shown in found for e in shown)[:3]
+            strays[candidate] = (sum(n for n, _ in found), examples)
+    mode: Mode = "write-baseline" if write_baseline else settings["mode"]
+    if mode not in ("report", "check", "write-baseline"):
+        raise MergeError(
+            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
+        )
+    run = GateRun(
+        results,
+        summaries,
+        head["suite_goldens"],
+        mode,
+        notes=[*head["notes"], *stray_notes(strays)],
+        stats=_merged_stats([p.document.get("summary", {}).get("model_calls") for p in parts]),
+    )
+    run.live = bool(head["live"])
+    if run.live:
+        outputs: dict[str, dict[str, Any]] = {}
+        for data, result in ordered:
+            if "output" in data:
+                outputs.setdefault(result.candidate, {})[result.id] = data["output"]
+        run.outputs = outputs
+    run.trials = {}
+    first_look: dict[tuple[str, str], Trials] | None = None
+    tally = ErrorTally()
+    rank = {c: i for i, c in enumerate(candidates)}
+    for part in parts:
+        partial = part.partial
+        run.trials.update(trials_from_list(partial["trials"]))
+        if partial.get("first_look") is not None:
+            first_look = {**(first_look or {}), **trials_from_list(partial["first_look"])}
+        errors = partial["errors"]
+        tally.total += errors["total"]
+        tally.errors += errors["errors"]
+        tally.pairs += errors["pairs"]
+        tally.samples.extend((c, g, i, tuple(n)) for c, g, i, n in errors["samples"])
+    tally.samples.sort(key=lambda s: (rank[s[0]], position[s[1]], s[2]))
+    run.trials = {
+        key: run.trials[key]
+        for key in sorted(run.trials, key=lambda k: (rank[k[0]], position[k[1]]))
+    }
+    document = None
+    baseline_path = baseline
+    if mode == "check":
+        document, baseline_path = checked_baseline(parts[0], settings, config, baseline)
+    merged_config = replace(
+        config,
+        min_pass_rate=settings["min_pass_rate"],
+        gate=replace(
+            config.gate,
+            score_tolerance=settings["score_tolerance"],
+            max_error_rate=settings["max_error_rate"],
+            min_pass_rate=settings["min_pass_rate"],
+        ),
+    )
+    step = GateStep(
+        mode=mode,
+        baseline=baseline_path or config.baseline,
+        force=force,
+        alpha=settings["alpha"],
+        tiers=tuple(settings["tiers"]),
+        suite=head["suite"],
+        path_given=settings["path_given"],
+        sharded=False,
+        goldens=fingerprints,
+        strict=[golden_id for _, golden_id in sorted(strict)],
+    )
+    conclude(
+        run,
+        step,
+        merged_config,
+        document,
+        tally,
+        looks=int(head["looks"]),
+        first_look=first_look,
+    )
+    return run
+
+
+def _merged_stats(stats: Sequence[Any]) -> dict[str, Any]:
+    """The shards' model-call counts added up (``repeats`` is one setting; the most repeats
+    any golden got is the largest of the shards')."""
+    out: dict[str, Any] = {}
+    for one in stats:
+        if not isinstance(one, dict):
+            continue
+        for name, value in one.items():
+            if name == "repeats":
+                out[name] = value
+            elif name == "repeats_max":
+                out[name] = max(out.get(name, 0), value)
+            elif isinstance(value, dict):
+                out[name] = _merged_stats([out.get(name, {}), value])
+            else:
+                out[name] = out.get(name, 0) + value
+    return out

@@ -1,0 +1,333 @@
+"""A shard's partial: what ``assay merge`` needs to rebuild the whole run's verdict exactly.
+
+A run with ``--shard I/N`` adds a ``partial`` section to its ``--json`` document. Besides the
+results (already in the document) it carries what the verdict reads and the document lacks:
+each golden's place in the whole suite's order, its fingerprint, the evidence of every random
+result (unrounded), the errors, the stray outputs, and the settings that must agree across
+shards. The readers below take them back (:mod:`assay.merge` and the agent's merge use them).
+
+Nothing here is ground truth: ids, fingerprints (digests), counts and scores only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from assay._version import __version__
+from assay.asserts import CheckResult
+from assay.errors import MergeError
+from assay.results import Result
+
+if TYPE_CHECKING:
+    from assay.config import Config
+    from assay.gate import ErrorTally, GateOptions, GateRun, GateStep
+    from assay.regressions import Trials
+
+PARTIAL_VERSION: Final = 1
+
+
+def suite_digest(ids: Sequence[str]) -> str:
+    """A digest of the whole suite's ids in their order: shards of one suite agree on it."""
+    material = "\n".join(ids).encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(material).hexdigest()
+
+
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of a file's bytes (None when it cannot be read: nothing to compare)."""
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def trials_to_list(trials: Mapping[tuple[str, str], Trials]) -> list[list[Any]]:
+    """Every (candidate, id, evidence), scores unrounded: the merged statistics must be the
+    whole run's to the last bit."""
+    return [
+        [candidate, golden_id, t.decided, t.passes, t.errors, list(t.scores), t.random]
+        for (candidate, golden_id), t in trials.items()
+    ]
+
+
+def gate_partial(
+    run: GateRun,
+    step: GateStep,
+    options: GateOptions,
+    config: Config,
+    *,
+    suite_ids: Sequence[str],
+    candidates: Sequence[str],
+    tally: ErrorTally,
+    strays: Mapping[str, tuple[int, list[str]]],
+    spec_notes: Sequence[str],
+    looks: int,
+    first_look: Mapping[tuple[str, str], Trials] | None,
+    judging: bool,
+    similarity: str,
+) -> dict[str, Any]:
+    """The partial of one shard of a goldens gate run."""
+    from assay.baseline import fingerprint
+
+    position = {golden_id: i for i, golden_id in enumerate(suite_ids)}
+    strict = set(step.strict)
+    memo: dict[Any, str] = {}
+    goldens = [
+        [g.id, position[g.id], fingerprint(g, memo), g.id in strict] for g in run.goldens.values()
+    ]
+    baseline = None
+    if step.mode == "check":
+        baseline = {
+            "path": str(step.baseline),
+            "sha256": file_digest(step.baseline),
+        }
+    settings = {
+        "assay_version": __version__,
+        "mode": step.mode,
+        "tiers": list(step.tiers),
+        "similarity": similarity,
+        "judge": judging,
+        "alpha": step.alpha,
+        "score_tolerance": config.gate.score_tolerance,
+        "max_error_rate": config.gate.max_error_rate,
+        "min_pass_rate": config.min_pass_rate,
+        "max_repeats": options.max_repeats or config.gate.max_repeats,
+        "strict": config.strict,
+        "path_given": step.path_given,
+        "config": None if config.source is None else file_digest(Path(config.source)),
+        "candidates": None if options.candidates is None else file_digest(options.candidates),
+        "baseline": baseline,
+    }
+    return {
+        "version": PARTIAL_VERSION,
+        "kind": "gate",
+        "shard": str(options.shard),
+        "suite": step.suite,
+        "suite_goldens": len(suite_ids),
+        "suite_digest": suite_digest(suite_ids),
+        "settings": settings,
+        "candidates": list(candidates),
+        "live": run.live,
+        "notes": list(spec_notes),
+        "goldens": goldens,
+        "trials": trials_to_list(run.trials),
+        "looks": looks,
+        "first_look": None if first_look is None else trials_to_list(first_look),
+        "errors": {
+            "total": tally.total,
+            "errors": tally.errors,
+            "pairs": tally.pairs,
+            "samples": [[c, g, i, list(notes)] for c, g, i, notes in tally.samples],
+        },
+        "strays": {c: [count, list(examples)] for c, (count, examples) in strays.items()},
+    }
+
+
+# --------------------------------------------------------------------------- reading partials
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One shard's document, and the file it came from (every message names it)."""
+
+    source: str
+    document: dict[str, Any]
+
+    @property
+    def partial(self) -> dict[str, Any]:
+        value = self.document["partial"]
+        assert isinstance(value, dict)
+        return value
+
+
+def read_parts(paths: Sequence[Path]) -> list[Part]:
+    """Read each shard document.
+
+    Raises:
+        MergeError: a file that cannot be read, is not JSON, or is not a shard's document.
+    """
+    from assay.io import read_json
+
+    parts = []
+    for path in paths:
+        document = read_json(path, MergeError)
+        source = str(path)
+        if not isinstance(document, dict) or not isinstance(document.get("partial"), dict):
+            raise MergeError(
+                "not the --json document of a shard (run each shard with --shard I/N --json)",
+                source=source,
+                field="partial",
+            )
+        partial = document["partial"]
+        if partial.get("version") != PARTIAL_VERSION:
+            raise MergeError(
+                f"partial version {partial.get('version')!r} is not {PARTIAL_VERSION} "
+                "(the shards were run by another assay version)",
+                source=source,
+                field="partial.version",
+            )
+        parts.append(Part(source, document))
+    if not parts:
+        raise MergeError("no shard documents to merge")
+    return parts
+
+
+def check_shards(parts: Sequence[Part], same: Sequence[str]) -> int:
+    """That the parts are shards 1..N of one run: the same ``same`` fields, each shard once.
+
+    Returns N.
+
+    Raises:
+        MergeError: naming the files that disagree, a duplicate shard, or the missing ones.
+    """
+    first = parts[0]
+    for part in parts[1:]:
+        for name in same:
+            if part.partial.get(name) != first.partial.get(name):
+                where, here, there = _difference(
+                    name, first.partial.get(name), part.partial.get(name)
+                )
+                raise MergeError(
+                    f"{where} is {here} here but {there} in {first.source}: not shards of the "
+                    "same run",
+                    source=part.source,
+                    field=f"partial.{name}",
+                )
+    seen: dict[int, str] = {}
+    count: int | None = None
+    for part in parts:
+        index, n = _shard_of(part)
+        if count is None:
+            count = n
+        elif n != count:
+            raise MergeError(
+                f"is shard {index}/{n}, but {first.source} is one of {count}",
+                source=part.source,
+                field="partial.shard",
+            )
+        if index in seen:
+            raise MergeError(
+                f"is shard {index}/{n} again (also {seen[index]})",
+                source=part.source,
+                field="partial.shard",
+            )
+        seen[index] = part.source
+    assert count is not None
+    missing = [str(i) for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise MergeError(
+            f"shard(s) {', '.join(missing)} of {count} missing: a merge needs every shard",
+        )
+    return count
+
+
+def _difference(name: str, expected: Any, found: Any) -> tuple[str, str, str]:
+    """Where two partials differ (the first differing setting), and the two values."""
+    if isinstance(expected, dict) and isinstance(found, dict):
+        keys = [k for k in {**expected, **found} if expected.get(k) != found.get(k)]
+        if keys:
+            return f"{name}.{keys[0]}", _short(found.get(keys[0])), _short(expected.get(keys[0]))
+    return name, _short(found), _short(expected)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _shard_of(part: Part) -> tuple[int, int]:
+    from assay.shards import parse_shard
+
+    try:
+        shard = parse_shard(str(part.partial.get("shard")))
+    except ValueError as exc:
+        raise MergeError(str(exc), source=part.source, field="partial.shard") from None
+    return shard.index, shard.count
+
+
+def result_from_dict(data: Mapping[str, Any]) -> Result:
+    """A result back from its JSON form (``Result.to_dict``); it writes the same JSON again."""
+    repeats = data.get("repeats")
+    failure = data.get("failure")
+    return Result(
+        id=data["id"],
+        tier=data["tier"],
+        candidate=data["candidate"],
+        status=data["status"],
+        passed=data["passed"],
+        score=data["score"],
+        decided_by=data["decided_by"],
+        checks=tuple(
+            CheckResult(c["text"], c["op"], c["passed"], c["reason"], c["evidence"])
+            for c in data.get("checks", [])
+        ),
+        notes=tuple(data.get("notes", ())),
+        repeats=None if repeats is None else (repeats["passed"], repeats["k"]),
+        title=data.get("title"),
+        telemetry=data.get("telemetry"),
+        failure=None if failure is None else (failure["category"], failure["details"]),
+        safety=data.get("safety"),
+        finish_reason=data.get("finish_reason"),
+    )
+
+
+def trials_from_list(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], Trials]:
+    from assay.regressions import Trials
+
+    return {
+        (str(c), str(g)): Trials(int(d), int(p), int(e), tuple(float(s) for s in scores), bool(r))
+        for c, g, d, p, e, scores, r in rows
+    }
+
+
+def ordered_results(
+    parts: Sequence[Part], position: Mapping[str, int], candidates: Sequence[str]
+) -> list[tuple[dict[str, Any], Result]]:
+    """Every shard's results, in the whole run's order (candidate, then suite order).
+
+    Raises:
+        MergeError: a result of a golden or candidate its shard's partial does not list.
+    """
+    rank = {c: i for i, c in enumerate(candidates)}
+    rows: list[tuple[tuple[int, int], dict[str, Any], Result]] = []
+    for part in parts:
+        results = part.document.get("results")
+        if not isinstance(results, list):
+            raise MergeError("has no results list", source=part.source, field="results")
+        for index, data in enumerate(results):
+            try:
+                result = result_from_dict(data)
+                key = (rank[result.candidate], position[result.id])
+            except (KeyError, TypeError, ValueError):
+                raise MergeError(
+                    "is not a result of this shard's goldens and candidates",
+                    source=part.source,
+                    field=f"results[{index}]",
+                ) from None
+            rows.append((key, data, result))
+    rows.sort(key=lambda row: row[0])
+    return [(data, result) for _, data, result in rows]
+
+
+def checked_baseline(
+    part: Part, settings: Mapping[str, Any], config: Config, override: Path | None
+) -> tuple[dict[str, Any], Path]:
+    """The baseline the shards compared with, and its path; refused when its bytes changed."""
+    from assay.baseline import load
+    from assay.partials import file_digest
+
+    recorded = settings.get("baseline") or {}
+    # As the shards named it (relative to where they ran, as this merge runs): the merged
+    # document names the baseline as the whole run would.
+    path = override if override is not None else Path(str(recorded.get("path")))
+    document = load(path)
+    if file_digest(path) != recorded.get("sha256"):
+        raise MergeError(
+            "is not the baseline the shards compared with (its bytes differ from the ones "
+            f"{part.source} recorded): merge against the same baseline",
+            source=str(path),
+        )
+    return document, path
