@@ -54,8 +54,10 @@ if TYPE_CHECKING:
         load_suite,
         self_test,
     )
+    from assay.merge import MergedRun, merge_run
     from assay.models import ProviderConfig
     from assay.outputs import load_outputs
+    from assay.partials import ShardDocument, read_shards
     from assay.regressions import Diff, Regression, Rules, Trials
     from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
     from assay.shards import Shard, parse_shard
@@ -85,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "ItemScore": "results",
     "JudgeSettings": "config",
     "MergeError": "errors",
+    "MergedRun": "merge",
     "OutputView": "asserts",
     "OutputsError": "errors",
     "PluginError": "errors",
@@ -97,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "RunStoreError": "errors",
     "SelfTestReport": "goldens",
     "Shard": "shards",
+    "ShardDocument": "partials",
     "TelemetryError": "errors",
     "Trials": "regressions",
     "ValidationError": "errors",
@@ -108,8 +112,10 @@ _EXPORTS: dict[str, str] = {
     "load_config": "config",
     "load_outputs": "outputs",
     "load_suite": "goldens",
+    "merge_run": "merge",
     "parse_assert": "asserts",
     "parse_shard": "shards",
+    "read_shards": "partials",
     "register_op": "asserts",
     "run_assert": "asserts",
     "run_gate": "gate",

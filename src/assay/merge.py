@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MergeError
-from assay.partials import Part, check_shards, checked_baseline, ordered_results, trials_from_list
+from assay.partials import (
+    ShardDocument,
+    check_shards,
+    checked_baseline,
+    ordered_results,
+    trials_from_list,
+)
 from assay.results import ReportContent
 
 if TYPE_CHECKING:
@@ -36,7 +42,7 @@ class MergedRun:
 
 
 def merge_run(
-    parts: Sequence[Part],
+    parts: Sequence[ShardDocument],
     config: Config,
     *,
     baseline: Path | None = None,
@@ -71,7 +77,7 @@ def merge_run(
 
 
 def merge_gate(
-    parts: Sequence[Part],
+    parts: Sequence[ShardDocument],
     config: Config,
     *,
     baseline: Path | None = None,

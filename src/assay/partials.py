@@ -130,7 +130,7 @@ def gate_partial(
 
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class ShardDocument:
     """One shard's document, and the file it came from (every message names it)."""
 
     source: str
@@ -143,7 +143,7 @@ class Part:
         return value
 
 
-def read_parts(paths: Sequence[Path]) -> list[Part]:
+def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
     """Read each shard document.
 
     Raises:
@@ -169,13 +169,13 @@ def read_parts(paths: Sequence[Path]) -> list[Part]:
                 source=source,
                 field="partial.version",
             )
-        parts.append(Part(source, document))
+        parts.append(ShardDocument(source, document))
     if not parts:
         raise MergeError("no shard documents to merge")
     return parts
 
 
-def check_shards(parts: Sequence[Part], same: Sequence[str]) -> int:
+def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> int:
     """That the parts are shards 1..N of one run: the same ``same`` fields, each shard once.
 
     Returns N.
@@ -238,7 +238,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _shard_of(part: Part) -> tuple[int, int]:
+def _shard_of(part: ShardDocument) -> tuple[int, int]:
     from assay.shards import parse_shard
 
     try:
@@ -284,7 +284,7 @@ def trials_from_list(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], Tri
 
 
 def ordered_results(
-    parts: Sequence[Part], position: Mapping[str, int], candidates: Sequence[str]
+    parts: Sequence[ShardDocument], position: Mapping[str, int], candidates: Sequence[str]
 ) -> list[tuple[dict[str, Any], Result]]:
     """Every shard's results, in the whole run's order (candidate, then suite order).
 
@@ -313,7 +313,7 @@ def ordered_results(
 
 
 def checked_baseline(
-    part: Part, settings: Mapping[str, Any], config: Config, override: Path | None
+    part: ShardDocument, settings: Mapping[str, Any], config: Config, override: Path | None
 ) -> tuple[dict[str, Any], Path]:
     """The baseline the shards compared with, and its path; refused when its bytes changed."""
     from assay.baseline import load

@@ -17,11 +17,11 @@ from assay.errors import MergeError
 if TYPE_CHECKING:
     from assay.agent._benchmark import AgentOutcome
     from assay.config import Config
-    from assay.partials import Part
+    from assay.partials import ShardDocument
 
 
 def merge_agent(
-    parts: Sequence[Part],
+    parts: Sequence[ShardDocument],
     config: Config,
     *,
     baseline: Path | None = None,

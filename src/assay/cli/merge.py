@@ -48,7 +48,7 @@ def merge_command(
     from assay.cli._step_summary import append_step_summary
     from assay.config import load_config
     from assay.merge import merge_run
-    from assay.partials import read_parts
+    from assay.partials import read_shards
     from assay.views import render
 
     if as_json and fmt not in (None, "json"):
@@ -58,7 +58,7 @@ def merge_command(
     fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     merged = merge_run(
-        read_parts(files), config, baseline=baseline, write_baseline=write_baseline, force=force
+        read_shards(files), config, baseline=baseline, write_baseline=write_baseline, force=force
     )
     emit(render(fmt, merged.document, merged.content), output)
     verdict_to_stderr(merged.document, output)
