@@ -309,3 +309,28 @@ def test_merge_holds_each_golden_once(sharded: Path) -> None:
         assert all(Shard(i, 3).holds(x) for x in ids)
         seen += ids
     assert sorted(seen) == IDS
+
+
+@pytest.mark.parametrize(
+    ("field", "edit"),
+    [
+        ("partial.goldens[0][1]", lambda d: d["partial"]["goldens"][0].__setitem__(1, "first")),
+        ("partial.settings", lambda d: d["partial"].__setitem__("settings", [])),
+        ("results[0].status", lambda d: d["results"][0].__setitem__("status", "great")),
+        (
+            "partial.trials[0]",
+            lambda d: d["partial"]["trials"].append(["x", "y", 1, 1, 0, [], True]),
+        ),
+        ("results", lambda d: d.pop("results")),
+        ("partial.errors", lambda d: d["partial"].pop("errors")),
+    ],
+)
+def test_a_hand_edited_shard_is_one_line_naming_the_field(
+    sharded: Path, field: str, edit: Any
+) -> None:
+    path = sharded / "shard-1.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    edit(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    err = _refused(sharded, "shard-1.json", "shard-2.json", "shard-3.json")
+    assert "shard-1.json" in err and (field in err or f"field '{field}'" in err), err

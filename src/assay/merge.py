@@ -141,6 +141,14 @@ def merge_gate(
     results = [result for _, result in ordered]
     summaries = summarize_by_candidate(results, candidates)
     strays: dict[str, tuple[int, list[str]]] = {}
+    for part in parts:
+        unknown = sorted(set(part.partial["strays"]) - set(candidates))
+        if unknown:
+            raise MergeError(
+                f"names candidate {unknown[0]!r}, which the run does not have",
+                source=part.source,
+                field="partial.strays",
+            )
     for candidate in candidates:
         found = [p.partial["strays"][candidate] for p in parts if candidate in p.partial["strays"]]
         if found:
@@ -172,14 +180,29 @@ def merge_gate(
     rank = {c: i for i, c in enumerate(candidates)}
     for part in parts:
         partial = part.partial
-        run.trials.update(trials_from_list(partial["trials"]))
+        mine = {golden_id for golden_id, *_ in partial["goldens"]}
+
+        def known(pairs: Any, field: str, part: ShardDocument = part, mine: set[str] = mine) -> Any:
+            # Evidence of a golden or candidate the shard does not hold would land nowhere.
+            for index, (candidate, golden_id, *_) in enumerate(pairs):
+                if candidate not in rank or golden_id not in mine:
+                    raise MergeError(
+                        "names a golden or candidate this shard does not hold",
+                        source=part.source,
+                        field=f"partial.{field}[{index}]",
+                    )
+            return pairs
+
+        run.trials.update(trials_from_list(known(partial["trials"], "trials")))
         if partial.get("first_look") is not None:
-            first_look = {**(first_look or {}), **trials_from_list(partial["first_look"])}
+            extra = trials_from_list(known(partial["first_look"], "first_look"))
+            first_look = {**(first_look or {}), **extra}
         errors = partial["errors"]
         tally.total += errors["total"]
         tally.errors += errors["errors"]
         tally.pairs += errors["pairs"]
-        tally.samples.extend((c, g, i, tuple(n)) for c, g, i, n in errors["samples"])
+        samples = known(errors["samples"], "errors.samples")
+        tally.samples.extend((c, g, i, tuple(n)) for c, g, i, n in samples)
     tally.samples.sort(key=lambda s: (rank[s[0]], position[s[1]], s[2]))
     run.trials = {
         key: run.trials[key]

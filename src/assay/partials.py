@@ -169,10 +169,37 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
                 source=source,
                 field="partial.version",
             )
+        _check_shape(document, source)
         parts.append(ShardDocument(source, document))
     if not parts:
         raise MergeError("no shard documents to merge")
     return parts
+
+
+def _check_shape(document: dict[str, Any], source: str) -> None:
+    """The document against the shard document's JSON Schema (data/schemas): a hand-edited or
+    truncated shard is one line naming the first bad field, never a crash inside the merge."""
+    import json
+    from importlib import resources
+
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    schema_file = resources.files("assay").joinpath("data", "schemas", "shard-document.schema.json")
+    validator = Draft202012Validator(json.loads(schema_file.read_text(encoding="utf-8")))
+    error = best_match(validator.iter_errors(document))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        path += [name for name in error.validator_value if name not in error.instance][:1]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    message = error.message if len(error.message) <= 120 else error.message[:117] + "..."
+    raise MergeError(
+        f"not a shard document assay can merge: {message}",
+        source=source,
+        field=where.lstrip(".") or None,
+    )
 
 
 def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> int:

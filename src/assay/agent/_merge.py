@@ -64,7 +64,15 @@ def merge_agent(
                 )
             position[task_id] = where
             fingerprints[task_id] = fingerprint
-        for task_id, cost, duration, crashes, orphans, failed, judge in part.partial["records"]:
+        held = {task_id for task_id, *_ in part.partial["goldens"]}
+        for index, row in enumerate(part.partial["records"]):
+            task_id, cost, duration, crashes, orphans, failed, judge = row
+            if task_id not in held:
+                raise MergeError(
+                    "names a task this shard does not hold",
+                    source=part.source,
+                    field=f"partial.records[{index}]",
+                )
             record = Telemetry(
                 task_id,
                 part.source,
