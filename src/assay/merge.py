@@ -10,7 +10,7 @@ regressions, exit code and baseline bytes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,8 @@ from assay.partials import (
     check_shards,
     checked_baseline,
     ordered_results,
+    shards_config,
+    suite_index,
     trials_from_list,
 )
 from assay.results import ReportContent
@@ -98,7 +100,7 @@ def merge_gate(
     from assay.gate import ErrorTally, GateRun, GateStep, conclude, stray_notes
     from assay.results import summarize_by_candidate
 
-    count = check_shards(
+    check_shards(
         parts,
         (
             "kind",
@@ -116,26 +118,8 @@ def merge_gate(
     if head.get("kind") != "gate":
         raise MergeError("is not a goldens gate shard", source=parts[0].source, field="kind")
     settings: dict[str, Any] = head["settings"]
-    position: dict[str, int] = {}
-    fingerprints: dict[str, str] = {}
-    strict: list[tuple[int, str]] = []
-    for part in parts:
-        for golden_id, where, fingerprint, is_strict in part.partial["goldens"]:
-            if golden_id in position:
-                raise MergeError(
-                    f"golden {golden_id!r} is in two shards", source=part.source, field="goldens"
-                )
-            position[golden_id] = where
-            fingerprints[golden_id] = fingerprint
-            if is_strict:
-                strict.append((where, golden_id))
-    if len(position) != head["suite_goldens"]:
-        raise MergeError(
-            f"the {count} shards hold {len(position)} goldens, but the suite has "
-            f"{head['suite_goldens']}: not every golden was run"
-        )
-    # Goldens in suite order, as the whole run holds them.
-    fingerprints = dict(sorted(fingerprints.items(), key=lambda item: position[item[0]]))
+    index = suite_index(parts)
+    position, fingerprints = index.position, index.fingerprints
     candidates: list[str] = head["candidates"]
     ordered = ordered_results(parts, position, candidates)
     results = [result for _, result in ordered]
@@ -212,16 +196,6 @@ def merge_gate(
     baseline_path = baseline
     if mode == "check":
         document, baseline_path = checked_baseline(parts[0], settings, config, baseline)
-    merged_config = replace(
-        config,
-        min_pass_rate=settings["min_pass_rate"],
-        gate=replace(
-            config.gate,
-            score_tolerance=settings["score_tolerance"],
-            max_error_rate=settings["max_error_rate"],
-            min_pass_rate=settings["min_pass_rate"],
-        ),
-    )
     step = GateStep(
         mode=mode,
         baseline=baseline_path or config.baseline,
@@ -232,12 +206,12 @@ def merge_gate(
         path_given=settings["path_given"],
         sharded=False,
         goldens=fingerprints,
-        strict=[golden_id for _, golden_id in sorted(strict)],
+        strict=index.strict,
     )
     conclude(
         run,
         step,
-        merged_config,
+        shards_config(config, settings),
         document,
         tally,
         looks=int(head["looks"]),

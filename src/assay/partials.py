@@ -358,3 +358,62 @@ def checked_baseline(
             source=str(path),
         )
     return document, path
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteIndex:
+    """The whole suite as the shards hold it: each golden's place, fingerprint (in suite
+    order) and the strict goldens (in suite order)."""
+
+    position: dict[str, int]
+    fingerprints: dict[str, str]
+    strict: list[str]
+
+
+def suite_index(parts: Sequence[ShardDocument]) -> SuiteIndex:
+    """Where each golden of the shards sits in the whole suite.
+
+    Raises:
+        MergeError: a golden in two shards, or shards that do not hold the whole suite.
+    """
+    position: dict[str, int] = {}
+    fingerprints: dict[str, str] = {}
+    strict: list[tuple[int, str]] = []
+    for part in parts:
+        for index, (golden_id, where, fingerprint, is_strict) in enumerate(part.partial["goldens"]):
+            if golden_id in position:
+                raise MergeError(
+                    f"{golden_id!r} is in two shards",
+                    source=part.source,
+                    field=f"partial.goldens[{index}]",
+                )
+            position[golden_id] = where
+            fingerprints[golden_id] = fingerprint
+            if is_strict:
+                strict.append((where, golden_id))
+    expected = parts[0].partial["suite_goldens"]
+    if len(position) != expected or sorted(position.values()) != list(range(expected)):
+        raise MergeError(
+            f"the {len(parts)} shards hold {len(position)} goldens (tasks), but the suite has "
+            f"{expected}: not every one was run"
+        )
+    return SuiteIndex(
+        position,
+        dict(sorted(fingerprints.items(), key=lambda item: position[item[0]])),
+        [golden_id for _, golden_id in sorted(strict)],
+    )
+
+
+def shards_config(config: Config, settings: Mapping[str, Any]) -> Config:
+    """``config`` with the gate settings the shards ran with: the merge decides as they did,
+    whatever the merging machine's config says."""
+    from dataclasses import replace
+
+    gate = {
+        name: settings[name]
+        for name in ("score_tolerance", "max_error_rate", "min_pass_rate", "min_score")
+        if name in settings
+    }
+    return replace(
+        config, min_pass_rate=settings["min_pass_rate"], gate=replace(config.gate, **gate)
+    )

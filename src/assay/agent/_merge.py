@@ -36,14 +36,18 @@ def merge_agent(
         MergeError: documents that are not the shards of one agent run, or a changed baseline.
         BaselineError: the baseline cannot be read or written.
     """
-    from dataclasses import replace
-
     from assay.agent._benchmark import AgentOutcome
     from assay.agent._composite import compose
     from assay.agent._gate import agent_gate
     from assay.agent._record import run_document
     from assay.agent._saved_runs import save_run
-    from assay.partials import check_shards, checked_baseline, ordered_results
+    from assay.partials import (
+        check_shards,
+        checked_baseline,
+        ordered_results,
+        shards_config,
+        suite_index,
+    )
     from assay.results import totals
     from assay.vocabulary import TIERS
 
@@ -53,25 +57,18 @@ def merge_agent(
     sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
     selection = {**head["selection"], "telemetry": ", ".join(sources)}
     settings: dict[str, Any] = head["settings"]
-    position: dict[str, int] = {}
-    fingerprints: dict[str, str] = {}
+    index = suite_index(parts)
+    position = index.position
     records: list[tuple[int, Telemetry]] = []
     for part in parts:
-        for task_id, where, fingerprint, _ in part.partial["goldens"]:
-            if task_id in position:
-                raise MergeError(
-                    f"task {task_id!r} is in two shards", source=part.source, field="goldens"
-                )
-            position[task_id] = where
-            fingerprints[task_id] = fingerprint
         held = {task_id for task_id, *_ in part.partial["goldens"]}
-        for index, row in enumerate(part.partial["records"]):
+        for row_number, row in enumerate(part.partial["records"]):
             task_id, cost, duration, crashes, orphans, failed, judge = row
             if task_id not in held:
                 raise MergeError(
                     "names a task this shard does not hold",
                     source=part.source,
-                    field=f"partial.records[{index}]",
+                    field=f"partial.records[{row_number}]",
                 )
             record = Telemetry(
                 task_id,
@@ -84,12 +81,6 @@ def merge_agent(
                 judge=judge,
             )
             records.append((position[task_id], record))
-    if len(position) != head["suite_goldens"]:
-        raise MergeError(
-            f"the shards hold {len(position)} tasks, but the suite has "
-            f"{head['suite_goldens']}: not every task was run"
-        )
-    fingerprints = dict(sorted(fingerprints.items(), key=lambda item: position[item[0]]))
     tasks = [result for _, result in ordered_results(parts, position, ["agent"])]
     in_order = [record for _, record in sorted(records, key=lambda item: item[0])]
     n = len(tasks)
@@ -122,24 +113,14 @@ def merge_agent(
     path = baseline
     if mode == "check":
         _, path = checked_baseline(parts[0], settings, config, baseline)
-    merged_config = replace(
-        config,
-        min_pass_rate=settings["min_pass_rate"],
-        gate=replace(
-            config.gate,
-            score_tolerance=settings["score_tolerance"],
-            min_pass_rate=settings["min_pass_rate"],
-            min_score=settings["min_score"],
-        ),
-    )
     verdict = agent_gate(
         run,
-        fingerprints,
+        index.fingerprints,
         mode=mode,
         baseline=path,
         suite=head["suite"],
         force=force,
-        config=merged_config,
+        config=shards_config(config, settings),
         alpha=settings["alpha"],
     )
     return AgentOutcome(document, run_id, None, None, verdict)
