@@ -3,7 +3,8 @@
 # strict types and the tests. CI runs exactly this (.ci/run).
 #
 # Real parts in tests: the HTML report is tested in Debian's chromium, agent runs are traced by
-# Debian's strace (both installed here when missing and we are root), the embedding backend runs
+# Debian's strace (both installed here when missing and we are root), --executor ray runs on a
+# real Ray cluster of two processes (the ray extra), the embedding backend runs
 # with the real model (the CPU build of torch is installed from the machine's wheel folder
 # first, so pip never pulls a multi-GB CUDA build).
 set -euo pipefail
@@ -20,13 +21,14 @@ python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 
-extras="dev"
+# ray: tests/agent/test_ray.py runs tasks on a real two-process Ray cluster (loopback).
+extras="dev,ray"
 torch_wheel=$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)
 if python -c "import torch" >/dev/null 2>&1; then
-    extras="dev,embeddings"
+    extras="dev,ray,embeddings"
 elif [ -n "$torch_wheel" ]; then
     pip install -q "$torch_wheel"
-    extras="dev,embeddings"
+    extras="dev,ray,embeddings"
 fi
 pip install -q -e ".[$extras]"
 # A real plugin package: its entry points are what tests/test_plugins.py loads.

@@ -3,6 +3,7 @@ the figures the README quotes (the README's numbers come from these scripts)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ CASES = {
     "html_bench.py": ["--goldens", "5", "--repeat", "1"],
     "gate_calibration.py": ["--gates", "3"],
     "real_model_bench.py": ["--calls", "2", "--max-tokens", "4"],
+    "ray_agent_tasks.py": ["--tasks", "4"],
 }
 
 
@@ -30,6 +32,8 @@ CASES = {
 def test_bench_script_runs_on_a_tiny_input(script: str, tmp_path: Path) -> None:
     if script == "html_bench.py" and shutil.which("chromium") is None:
         pytest.skip("chromium is not installed")
+    if script == "ray_agent_tasks.py" and importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'assay[ray]')")
     env = {**os.environ, "ASSAY_BENCH_OUT": str(tmp_path)}
     env.pop("PYTHONWARNINGS", None)
     proc = subprocess.run(

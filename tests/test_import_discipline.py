@@ -23,6 +23,7 @@ HEAVY = (
     "sqlglot",
     "sentence_transformers",
     "sqlite3",
+    "ray",
 )
 
 PROBE = """

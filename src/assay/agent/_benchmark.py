@@ -23,9 +23,8 @@ from assay.shards import Shard
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from assay.agent._execute import Attest, Sandbox
+    from assay.agent._attester import Attester
+    from assay.agent._execute import Sandbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,46 +189,16 @@ def _attester(
     run_id: str,
     allow_endpoints: tuple[str, ...],
     goldens_root: Callable[[Golden], Path],
-) -> Attest:
-    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``).
+) -> Attester:
+    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``);
+    on a Ray worker it builds the record, and this process stores it (see ``_attester``).
 
     Raises:
         AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
     """
-    from assay.attest import load_key, resolve_key_path, seal
+    from assay.agent._attester import load_attester
 
-    try:
-        key = load_key(resolve_key_path(None))
-    except AssayError as exc:
-        hint = "(it seals the agent's journal), or run with --no-journal"
-        raise AssayError(f"{exc} {hint}") from None
-
-    # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
-    endpoints = [*allow_endpoints, *resolvers()]
-
-    def attest(
-        task: Golden,
-        journal: Path,
-        worktree: Path,
-        allow_paths: Sequence[str],
-        given: Sequence[str],
-    ) -> str:
-        sealed = seal(
-            root,
-            [task],
-            goldens_root(task),
-            task.id,
-            journal,
-            worktree,
-            endpoints,
-            run_id,
-            key,
-            allow_paths=list(allow_paths),
-            given=list(given),
-        )
-        return sealed.id
-
-    return attest
+    return load_attester(root, run_id, allow_endpoints, goldens_root, resolvers())
 
 
 def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
@@ -273,27 +242,37 @@ def execute_agent(
     config: Config,
     agent: str,
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     keep_worktrees: bool = False,
     sandbox: Sandbox | None = None,
     report: Callable[[str], None] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> AgentOutcome:
     """Run ``agent`` on the selected executable tasks, save the telemetry it produced (and each
     task's journal) under ``.assay/agent-runs/<time>/`` (so ``--telemetry`` can score it
     again), seal each journal as an attestation, and score the run.
 
     ``sandbox``: how the agent is watched and fenced (default: journaled, network on).
+    ``executor``: ``local`` (``jobs`` tasks at once, default 1) or ``ray`` (each task a Ray
+    task on the cluster at ``ray_address``, else on a local Ray started for the run; ``jobs``
+    caps the tasks at once, default every CPU of the cluster).
 
     Raises:
         AssayError: bad goldens or config, a sandbox this machine cannot give, no attestation
-            key for a journal, or a worktree that cannot be prepared.
+            key for a journal, a worktree that cannot be prepared, Ray missing or unreachable.
     """
+    import contextlib
     from datetime import UTC, datetime
 
     from assay.agent._execute import Sandbox, check_sandbox, run_tasks
     from assay.goldens import TASK_FILE
     from assay.io import atomic_write_text, dump_json
 
+    if executor not in ("local", "ray"):
+        raise AssayError(f"unknown executor {executor!r} (use local or ray)")
+    if ray_address is not None and executor != "ray":
+        raise AssayError("a Ray address applies to the ray executor")
     box = replace(sandbox if sandbox is not None else Sandbox(), project=str(config.root))
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
@@ -312,6 +291,10 @@ def execute_agent(
 
         check_images(runnable)
     check_sandbox(box)
+    if executor == "ray":  # before the run's folder exists: a missing Ray leaves nothing
+        from assay.agent._ray import require_ray
+
+        require_ray()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
     attest = None
     if box.journal:
@@ -327,17 +310,37 @@ def execute_agent(
         )
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)
-    runs = run_tasks(
-        runnable,
-        agent,
-        jobs=jobs,
-        keep=keep_worktrees,
-        sandbox=box,
-        journal_dir=folder,
-        attest=attest,
-        report=report,
-        checked=True,
-    )
+    try:
+        if executor == "ray":
+            from assay.agent._ray import run_on_ray
+
+            runs = run_on_ray(
+                runnable,
+                agent,
+                jobs=jobs,
+                keep=keep_worktrees,
+                sandbox=box,
+                journal_dir=folder,
+                attest=attest,
+                report=report,
+                address=ray_address,
+            )
+        else:
+            runs = run_tasks(
+                runnable,
+                agent,
+                jobs=jobs,
+                keep=keep_worktrees,
+                sandbox=box,
+                journal_dir=folder,
+                attest=attest,
+                report=report,
+                checked=True,
+            )
+    except AssayError:
+        with contextlib.suppress(OSError):  # a run that never started (no Ray) leaves nothing
+            folder.rmdir()
+        raise
     for run in runs:
         atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))
         if report is not None and run.worktree is not None:

@@ -560,7 +560,7 @@ def run_tasks(
     tasks: Sequence[Golden],
     agent: str,
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     keep: bool = False,
     sandbox: Sandbox = UNWATCHED,
     journal_dir: Path | None = None,
@@ -568,8 +568,9 @@ def run_tasks(
     report: Callable[[str], None] | None = None,
     checked: bool = False,
 ) -> list[TaskRun]:
-    """Run ``agent`` on every task, ``jobs`` at a time, in task order (``checked``: the caller
-    already ran :func:`check_sandbox` and the image check).
+    """Run ``agent`` on every task here, ``jobs`` at a time (default 1) in threads, in task
+    order (``checked``: the caller already ran :func:`check_sandbox` and the image check).
+    The Ray executor is ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
 
     Raises:
         AssayError: the sandbox cannot be given here, or git failed preparing a worktree.
@@ -595,7 +596,7 @@ def run_tasks(
         )
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
             return list(pool.map(one, tasks))
     except subprocess.CalledProcessError as exc:
         raise AssayError(f"git failed while preparing a worktree: {exc.stderr or exc}") from None

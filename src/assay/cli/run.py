@@ -36,7 +36,24 @@ from assay.vocabulary import TIERS
     help="Run this agent on the executable tasks and score it: a command, a name from "
     "[agents.NAME], oracle or noop.",
 )
-@click.option("--jobs", type=click.IntRange(min=1), default=1, help="--agent: tasks at once.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="--agent: tasks at once (default 1; with --executor ray: at most N at once, default "
+    "one per CPU of the cluster).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    help="--agent: run the tasks in threads here, or as Ray tasks (pip install 'assay[ray]').",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="--executor ray: the Ray cluster to run on (host:port, or auto); without it a local "
+    "Ray is started for the run.",
+)
 @click.option("--keep-worktrees", is_flag=True, help="--agent: keep each task's worktree.")
 @click.option("--no-journal", is_flag=True, help="--agent: no strace journal and no attestation.")
 @click.option(
@@ -97,7 +114,9 @@ def run_command(
     use_judge: bool,
     telemetry: Path | None,
     agent: str | None,
-    jobs: int,
+    jobs: int | None,
+    executor: str,
+    ray_address: str | None,
     keep_worktrees: bool,
     no_journal: bool,
     no_network: bool,
@@ -150,12 +169,20 @@ def run_command(
     if len(sources) > 1:
         raise click.UsageError(f"{' and '.join(sources)} cannot be used together")
     if agent is None and (
-        jobs != 1 or keep_worktrees or no_journal or no_network or environment != "local"
+        jobs is not None
+        or keep_worktrees
+        or no_journal
+        or no_network
+        or environment != "local"
+        or executor != "local"
+        or ray_address is not None
     ):
         raise click.UsageError(
-            "--jobs, --keep-worktrees, --no-journal, --no-network and --environment apply to "
-            "--agent runs"
+            "--jobs, --keep-worktrees, --no-journal, --no-network, --environment, --executor "
+            "and --ray-address apply to --agent runs"
         )
+    if ray_address is not None and executor != "ray":
+        raise click.UsageError("--ray-address applies to --executor ray")
     agent_run = telemetry is not None or agent is not None
     if agent_run and (self_test or similarity or max_repeats is not None):
         raise click.UsageError(
@@ -210,6 +237,8 @@ def run_command(
                 keep_worktrees=keep_worktrees,
                 sandbox=sandbox,
                 report=say,
+                executor=executor,
+                ray_address=ray_address,
             )
         else:
             outcome = run_agent(agent_options, config)

@@ -1,0 +1,141 @@
+"""Seal each task's journal with the user's key: in one go where the task ran, or in two steps
+(build the signed record where the journal is, store it where the project is) when a task runs
+on another machine (``--executor ray``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.errors import AssayError
+from assay.goldens import Golden
+
+
+@dataclass(frozen=True, slots=True)
+class SealedRecord:
+    """A signed attestation record, not stored yet: its id is the SHA-256 of ``data``."""
+
+    id: str
+    task_id: str
+    verdict: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Attester:
+    """An ``_execute.Attest``: ``attester(task, journal, worktree, allow_paths, given)`` seals
+    and stores, returning the attestation id.
+
+    Attributes:
+        root: the project: attestations are stored under its ``.assay/attestations``.
+        run_id: the run every seal of this run names.
+        endpoints: ``host:port`` endpoints the agent may connect to.
+        goldens_root: the goldens folder a task was loaded from.
+        key: the user's attestation key (never printed).
+    """
+
+    root: Path
+    run_id: str
+    endpoints: tuple[str, ...]
+    goldens_root: Callable[[Golden], Path]
+    key: bytes = field(repr=False)
+
+    def __call__(
+        self,
+        task: Golden,
+        journal: Path,
+        worktree: Path,
+        allow_paths: Sequence[str],
+        given: Sequence[str],
+    ) -> str:
+        from assay.attest import seal
+
+        sealed = seal(
+            self.root,
+            [task],
+            self.goldens_root(task),
+            task.id,
+            journal,
+            worktree,
+            list(self.endpoints),
+            self.run_id,
+            self.key,
+            allow_paths=list(allow_paths),
+            given=list(given),
+        )
+        return sealed.id
+
+    def build(
+        self,
+        task: Golden,
+        journal: Path,
+        worktree: Path,
+        allow_paths: Sequence[str],
+        given: Sequence[str],
+    ) -> SealedRecord:
+        """The signed record of what :meth:`__call__` would seal, without storing it: built
+        where the journal and the worktree are (a Ray worker), stored by :meth:`store` where
+        the project is.
+
+        Raises:
+            AssayError: an unreadable reference file, a broken journal, no worktree.
+        """
+        from assay.attest import build_record, canonical_json
+
+        if not worktree.is_dir():
+            raise AssayError("the worktree is not a folder", source=str(worktree))
+        record = build_record(
+            task,
+            self.goldens_root(task),
+            journal,
+            worktree,
+            list(self.endpoints),
+            self.run_id,
+            self.key,
+            allow_paths=list(allow_paths),
+            given=list(given),
+        )
+        data = canonical_json(record)
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        return SealedRecord(digest, task.id, str(record["verdict"]), data)
+
+    def store(self, sealed: SealedRecord) -> str:
+        """Store a record :meth:`build` made and chain it into the lineage and the audit log.
+
+        Raises:
+            AssayError: a damaged chain, an existing record, a write error; a record whose
+                bytes are not the ones its id names.
+        """
+        from assay.attest._ledger import store
+
+        stored = store(
+            self.root, sealed.data, sealed.task_id, self.run_id, self.key, sealed.verdict
+        )
+        if stored != sealed.id:  # the id the telemetry names must be the record stored
+            raise AssayError(f"task {sealed.task_id}: the attestation changed on its way back")
+        return stored
+
+
+def load_attester(
+    root: Path,
+    run_id: str,
+    allow_endpoints: tuple[str, ...],
+    goldens_root: Callable[[Golden], Path],
+    resolvers: Sequence[str],
+) -> Attester:
+    """The attester of a run, with the user's key.
+
+    Raises:
+        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
+    """
+    from assay.attest import load_key, resolve_key_path
+
+    try:
+        key = load_key(resolve_key_path(None))
+    except AssayError as exc:
+        hint = "(it seals the agent's journal), or run with --no-journal"
+        raise AssayError(f"{exc} {hint}") from None
+    # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
+    return Attester(root, run_id, (*allow_endpoints, *resolvers), goldens_root, key)

@@ -1,0 +1,430 @@
+"""Run agent tasks as Ray tasks (``--executor ray``): one remote call per task, anywhere on a
+Ray cluster.
+
+Each call runs the same :func:`~assay.agent._execute.run_task` on its worker: the worktree, the
+journal and the signed attestation record are made there. The worker sends back the telemetry
+record, the journal's bytes and the attestation record; this process (the driver) writes the
+journal into the run's folder and stores the attestation in the project, so no file of the
+worker's node is needed afterwards. A task whose worker, node or result is lost becomes a
+crashed task record, never a lost result. Ray is imported here only: it is optional.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import ipaddress
+import logging
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
+
+from assay.agent._attester import Attester, SealedRecord
+from assay.agent._execute import Sandbox, TaskRun, run_task
+from assay.errors import AssayError
+from assay.goldens import Golden
+from assay.io import atomic_create_bytes
+
+RAY_MISSING: Final = "--executor ray needs Ray: pip install 'assay[ray]'"
+_AUTH: Final = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+_PROBE_S: Final = 10.0
+
+
+def require_ray() -> None:
+    """Refuse, before anything runs, a Ray executor without Ray (without importing it).
+
+    Raises:
+        AssayError: Ray is not installed.
+    """
+    if importlib.util.find_spec("ray") is None:
+        raise AssayError(RAY_MISSING)
+
+
+def import_ray(*, local: bool) -> ModuleType:
+    """Ray, set up before it reads its settings at import: usage statistics off (it never
+    phones home); for a ``local`` Ray, a fresh token of its own for its token authentication,
+    unless the user set Ray's auth (Ray's default would write one into the user's home).
+
+    Raises:
+        AssayError: Ray is not installed.
+    """
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    if local and "ray" not in sys.modules and not any(os.environ.get(v) for v in _AUTH):
+        os.environ["RAY_AUTH_MODE"] = "token"
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    try:
+        import ray
+    except ImportError:
+        raise AssayError(RAY_MISSING) from None
+    return ray
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What a worker gets: one task and how to run it (the attester holds the key: it signs)."""
+
+    task: Golden
+    agent: str
+    keep: bool
+    sandbox: Sandbox
+    attester: Attester | None
+    scratch: str  # the name of its scratch folder: the driver cleans up after a dead worker
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """What a worker sends back: the run (its journal path is the worker's), the journal's
+    bytes, the attestation record to store, the progress lines, or an error to raise."""
+
+    run: TaskRun | None
+    journal: bytes | None
+    sealed: SealedRecord | None
+    lines: tuple[str, ...]
+    error: str | None = None
+
+
+def _run_on_worker(job: _Job) -> _Done:
+    """One task on a Ray worker (a module-level function: Ray sends it by name)."""
+    task = job.task
+    if not Path(task.source).is_file():
+        import ray
+
+        node = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+        message = (
+            f"task {task.id}: {task.source} is not on Ray node {node}: every node needs the "
+            "goldens (and the agent) at the same path as here"
+        )
+        return _Done(None, None, None, (), message)
+    scratch = Path(tempfile.gettempdir()) / job.scratch
+    scratch.mkdir(mode=0o700)  # a fresh name, as mkdtemp's: nothing is there yet
+    journals = scratch / "journals"  # the worker's copy: the driver writes the run's own
+    journals.mkdir()
+    lines: list[str] = []
+    sealed: list[SealedRecord] = []
+    attester = job.attester
+
+    def build(
+        task: Golden,
+        journal: Path,
+        worktree: Path,
+        allow_paths: Sequence[str],
+        given: Sequence[str],
+    ) -> str:
+        # Built here, where the journal and the worktree are; stored by the driver.
+        assert attester is not None
+        record = attester.build(task, journal, worktree, allow_paths, given)
+        sealed.append(record)
+        return record.id
+
+    try:
+        run = run_task(
+            task,
+            job.agent,
+            scratch,
+            keep=job.keep,
+            sandbox=job.sandbox,
+            journal_dir=journals,
+            attest=build if attester is not None else None,
+            report=lines.append,
+        )
+        journal = run.journal.read_bytes() if run.journal is not None else None
+    except AssayError as exc:
+        return _Done(None, None, None, tuple(lines), str(exc))
+    except subprocess.CalledProcessError as exc:
+        message = f"git failed while preparing a worktree: {exc.stderr or exc}"
+        return _Done(None, None, None, tuple(lines), message)
+    finally:
+        shutil.rmtree(journals, ignore_errors=True)
+        if not job.keep:  # kept, the scratch holds the kept worktree (as locally)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return _Done(run, journal, sealed[0] if sealed else None, tuple(lines))
+
+
+def lost_record(task: Golden, reason: str) -> dict[str, Any]:
+    """The telemetry of a task whose Ray worker died: a crash, as a crashing agent's record
+    reads, with nothing measured (no files, no output, no signal checked)."""
+    return {
+        "task_id": task.id,
+        "duration_s": 0.0,
+        "crashes": 1,
+        "orphans": 0,
+        "files_modified": [],
+        "output": "",
+        "completion_signals_checked": 0,
+        "completion_signals_passed": 0,
+        "x_lost": reason,
+    }
+
+
+def _lost_run(
+    task: Golden,
+    reason: str,
+    journal_dir: Path | None,
+    attest: Attester | None,
+    scratch: Path,
+) -> TaskRun:
+    """A crashed task record; journaled, its journal says what was lost and its seal is
+    DIRTY: what the tracer's record does not show cannot be shown clean."""
+    record = lost_record(task, reason)
+    if journal_dir is None or attest is None:
+        return TaskRun(task.id, record, None)
+    from assay.attest import Journal
+
+    journal = journal_dir / f"{task.id}.journal.jsonl"
+    journal.unlink(missing_ok=True)
+    # A path outside every allowance (the journal that should have come back) is what makes
+    # the seal DIRTY, as a tracer's record cut short does locally.
+    Journal(journal).append("write", path=str(journal), content=f"journal lost: {reason}")
+    worktree = Path(tempfile.mkdtemp(prefix=f"{task.id}-lost-", dir=scratch))
+    record["attestation"] = attest(task, journal, worktree, [], [])
+    return TaskRun(task.id, record, None, journal, 1)
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+@contextlib.contextmanager
+def _loopback_only() -> Iterator[None]:
+    """While a single-node Ray starts, Ray takes loopback as this node's address (as it does
+    where it supports no clusters), so every server it starts listens on loopback only."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:
+        ray_constants = None  # type: ignore[assignment]
+    if ray_constants is None or not hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):
+        yield  # another Ray's layout: the address check after start-up still holds
+        return
+    saved = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
+
+
+def _probe(address: str) -> None:
+    """Refuse at once a ``host:port`` nothing answers at (Ray would retry for minutes).
+
+    Raises:
+        AssayError: no connection within ``_PROBE_S``.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in host:
+        return  # "auto", a ray:// client address: Ray finds or refuses them itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_S).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise AssayError(f"--ray-address {address}: nothing answers there ({reason})") from None
+
+
+def _connect(ray: ModuleType, address: str | None, jobs: int | None) -> Path | None:
+    """Connect to the cluster at ``address``, or start a local Ray for this run; returns the
+    local Ray's session folder (None when connected to a cluster).
+
+    Raises:
+        AssayError: the cluster cannot be reached, or a local Ray would not be loopback-only.
+    """
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if address == "local":
+        raise AssayError("--ray-address names a running cluster; without it a local Ray starts")
+    if address is not None:
+        _probe(address)
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, RuntimeError, ValueError, OSError, ray.exceptions.RayError) as e:
+            raise AssayError(f"--ray-address {address}: cannot connect: {_first_line(e)}") from None
+        return None
+    session = Path(tempfile.mkdtemp(prefix="assay-ray-"))  # not /tmp/ray: runs never collide
+    try:
+        with _loopback_only():
+            ray.init(
+                address="local",  # a Ray of its own, never one already running here
+                num_cpus=jobs or os.cpu_count() or 1,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                _temp_dir=str(session),
+                **quiet,
+            )
+    except Exception as exc:  # Ray's start-up failures have no common class
+        shutil.rmtree(session, ignore_errors=True)
+        why = _first_line(exc)
+        raise AssayError(f"--executor ray: could not start a local Ray: {why}") from None
+    node = ray.util.get_node_ip_address()
+    if not _is_loopback(node):
+        ray.shutdown()
+        shutil.rmtree(session, ignore_errors=True)
+        raise AssayError(
+            f"--executor ray: the local Ray took {node} as its address, not loopback; start "
+            "a cluster (ray start --head) and pass --ray-address"
+        )
+    return session
+
+
+def _lost(ray: ModuleType) -> tuple[type[BaseException], ...]:
+    """Ray's errors for a task whose worker process, node or result went away mid-task."""
+    names = (
+        "WorkerCrashedError",
+        "NodeDiedError",
+        "OutOfMemoryError",  # Ray's memory monitor killed the worker
+        "ObjectLostError",
+        "LocalRayletDiedError",
+        "TaskCancelledError",
+    )
+    return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
+
+
+def _first_line(exc: BaseException) -> str:
+    """One line saying what ``exc`` is: a failure in a worker's code is its cause's."""
+    cause = getattr(exc, "cause", None)  # RayTaskError: the exception the worker raised
+    shown = cause if isinstance(cause, BaseException) else exc
+    first = (str(shown).strip().splitlines() or [""])[0]
+    return f"{type(shown).__name__}: {first}"[:500]
+
+
+def _why_lost(exc: BaseException) -> str:
+    return f"the Ray worker running this task was lost ({_first_line(exc)})"
+
+
+def run_on_ray(
+    tasks: Sequence[Golden],
+    agent: str,
+    *,
+    jobs: int | None = None,
+    keep: bool = False,
+    sandbox: Sandbox,
+    journal_dir: Path | None = None,
+    attest: Attester | None = None,
+    report: Callable[[str], None] | None = None,
+    address: str | None = None,
+) -> list[TaskRun]:
+    """Run ``agent`` on every task as Ray tasks, in task order.
+
+    ``jobs``: at most that many tasks at once (None: as many as the cluster has CPUs, each
+    task taking one). With no ``address`` a local Ray (``jobs`` CPUs, else this machine's) is
+    started for the run, on loopback only, and stopped afterwards.
+
+    Raises:
+        AssayError: Ray is missing or unreachable, the cluster has no CPU, a task's folder is
+            not on its node, git failed, or an attestation could not be stored.
+    """
+    ray = import_ray(local=address is None)
+    # stdout carries assay's report: what Ray prints there while connected (its raylets'
+    # messages, e.g. that a worker died) goes to stderr instead. Ray's shutdown joins the
+    # thread that prints them, so nothing of Ray's reaches stdout after it.
+    with contextlib.redirect_stdout(sys.stderr):
+        session = _connect(ray, address, jobs)
+        scratch = Path(tempfile.mkdtemp(prefix="assay-ray-driver-"))
+        try:
+            slots = int(ray.cluster_resources().get("CPU", 0))
+            if slots < 1:
+                raise AssayError("the Ray cluster has no CPU to run a task on")
+            if report is not None:
+                where = address if address is not None else "a local Ray started for this run"
+                cap = f", at most {jobs} at once" if jobs is not None else ""
+                report(f"{len(tasks)} task(s) on Ray ({where}): {slots} CPU slot(s){cap}")
+            return _drive(
+                ray, tasks, agent, jobs, keep, sandbox, journal_dir, attest, report, scratch
+            )
+        finally:
+            ray.shutdown()  # connected: only this driver leaves; started here: the Ray stops
+            shutil.rmtree(scratch, ignore_errors=True)
+            if session is not None:
+                shutil.rmtree(session, ignore_errors=True)
+
+
+def _drive(
+    ray: ModuleType,
+    tasks: Sequence[Golden],
+    agent: str,
+    jobs: int | None,
+    keep: bool,
+    sandbox: Sandbox,
+    journal_dir: Path | None,
+    attest: Attester | None,
+    report: Callable[[str], None] | None,
+    scratch: Path,
+) -> list[TaskRun]:
+    # One CPU per task: the cluster's slots are its CPUs. No retry: an agent is never run
+    # twice behind the user's back (a retried agent would see a second, different run).
+    remote = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(_run_on_worker)
+    runs: list[TaskRun | None] = [None] * len(tasks)
+    errors: dict[int, str] = {}
+    pending: dict[Any, int] = {}
+    limit = jobs if jobs is not None else len(tasks)
+    queued = iter(range(len(tasks)))
+    scratches: dict[int, str] = {}
+
+    def submit() -> None:
+        for index in queued:
+            # A worker's working folder is not ours: it gets the task by its absolute path.
+            task = replace(tasks[index], source=os.path.abspath(tasks[index].source))
+            job = _Job(task, agent, keep, sandbox, attest, f"assay-agent-{secrets.token_hex(8)}")
+            pending[remote.remote(job)] = index
+            scratches[index] = job.scratch
+            if len(pending) >= limit:
+                return
+
+    submit()
+    while pending:
+        [ref], _ = ray.wait(list(pending), num_returns=1)
+        index = pending.pop(ref)
+        task = tasks[index]
+        try:
+            try:
+                done: _Done = ray.get(ref)
+            except _lost(ray) as exc:  # the worker, its node or its result was lost
+                if not keep:  # its scratch folder, when its node is this machine
+                    shutil.rmtree(Path(tempfile.gettempdir()) / scratches[index], True)
+                reason = _why_lost(exc)
+                runs[index] = _lost_run(task, reason, journal_dir, attest, scratch)
+                if report is not None:
+                    report(f"task {task.id}: {reason}: recorded as a crash")
+            except ray.exceptions.RayError as exc:
+                # Ray could not run it (or the worker's own code failed): not the agent's doing.
+                errors[index] = f"task {task.id}: Ray could not run it: {_first_line(exc)}"
+            else:
+                for line in done.lines:
+                    if report is not None:
+                        report(line)
+                if done.error is not None:
+                    errors[index] = done.error
+                elif done.run is not None:
+                    runs[index] = _received(done, done.run, journal_dir, attest)
+        except AssayError as exc:  # the tasks still running finish first, as locally
+            errors[index] = str(exc)
+        submit()
+    if errors:  # as locally: every task ran, then the first failure in task order stops it
+        raise AssayError(errors[min(errors)])
+    return [run for run in runs if run is not None]
+
+
+def _received(
+    done: _Done, run: TaskRun, journal_dir: Path | None, attest: Attester | None
+) -> TaskRun:
+    """A worker's run made whole here: its journal written into the run's folder, its
+    attestation stored in the project."""
+    journal: Path | None = None
+    if done.journal is not None and journal_dir is not None:
+        journal = journal_dir / f"{run.task_id}.journal.jsonl"
+        journal.unlink(missing_ok=True)
+        if not atomic_create_bytes(journal, done.journal):
+            raise AssayError("the journal appeared while it was written", source=str(journal))
+    if done.sealed is not None and attest is not None:
+        if run.record.get("attestation") != done.sealed.id:
+            raise AssayError(f"task {run.task_id}: its record names another attestation")
+        attest.store(done.sealed)
+    return replace(run, journal=journal)
