@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 
 CASES = {
     "gate_bench.py": ["--sizes", "5", "--jsonl", "5", "--repeat", "1"],
+    "big_suite.py": ["--md", "30", "--jsonl", "60", "--small", "3", "--repeat", "1"],
     "agent_bench.py": ["--tasks", "12", "--repeat", "1"],
     "attest_bench.py": ["--events", "20"],
     "live_bench.py": ["--goldens", "6", "--candidates", "2", "--concurrency", "4"],

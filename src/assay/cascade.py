@@ -91,10 +91,11 @@ def _evaluate(
     status: Status
     if golden.asserts:
         view = OutputView(output, finish_reason=finish_reason)
-        checks = tuple(run_assert(spec, view, ctx) for spec in golden.asserts)
-        passed_count = sum(1 for c in checks if c.passed)
-        status = "pass" if passed_count == len(checks) else "fail"
-        return _decided(golden, candidate, status, passed_count / len(checks), TIER1, checks)
+        checks = tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
+        passed_count = sum([c.passed for c in checks])
+        if passed_count == len(checks):  # the common case, built directly (100,000 of them)
+            return Result(golden.id, golden.tier, candidate, "pass", True, 1.0, TIER1, checks)
+        return _decided(golden, candidate, "fail", passed_count / len(checks), TIER1, checks)
     notes: list[str] = []
     if not golden.has_expected:
         notes.append("tier 2 skipped: the golden has no expected value")

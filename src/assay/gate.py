@@ -147,8 +147,37 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 
 
 def load_selected(options: GateOptions, config: Config) -> list[Golden]:
-    """The goldens this run scores (those of its shard, with ``--shard``)."""
-    goldens = load_whole(options, config)
+    """The goldens this run scores (those of its shard, with ``--shard``).
+
+    A large suite is loaded by one process per core, which also score it against static
+    outputs (:mod:`assay.parallel`; the results ride on the list for ``_Scoring.score``); a
+    small one, a shard, or a platform without a safe fork loads here.
+    """
+    from assay import parallel
+
+    root = example_paths()[0] if options.example else options.path
+    project = root is None  # the project's goldens folder, plus packaged defaults
+    if project and config.goldens.exists():
+        root = config.goldens
+    if options.shard is None and root is not None:
+        outputs = example_paths()[1] if options.example else options.outputs
+        static = options.candidates is None and not (options.judge or config.judge.verified)
+        backend = options.similarity or config.similarity
+        suite = parallel.load(
+            root,
+            strict=config.strict,
+            tiers=options.tiers,
+            scoring=parallel.StaticScoring(outputs, backend, config)
+            if static and outputs is not None
+            else None,
+        )
+        if suite is not None and project:
+            tiers = options.tiers or None
+            return suite.keep(load_suite(root, tiers, strict=config.strict, own=suite))
+        if suite is not None:
+            return suite.keep(_select(suite, options.tiers))
+    with parallel.settled_objects():  # a large suite's objects, filed once (see there)
+        goldens = load_whole(options, config)
     return goldens if options.shard is None else list(options.shard.select(goldens))
 
 
@@ -188,6 +217,13 @@ def _outputs(
             "no candidate outputs: pass --outputs FILE, --candidates FILE or --example",
             field="--outputs",
         )
+    if type(goldens) is not list:  # loaded by workers, which read the outputs file already
+        from assay.parallel import prescored
+
+        prepared = prescored(goldens)
+        given = prepared.outputs_for(outputs_path, by_id) if prepared is not None else None
+        if given is not None:
+            return given, {}, None
     flat = load_outputs(outputs_path, by_id)
     return {c: {g: [o] for g, o in m.items()} for c, m in flat.items()}, {}, None
 
@@ -239,8 +275,20 @@ class _Scoring:
         keys: list[tuple[str, str]] = []
         per_pair: list[list[Result]] = []
         pending: list[tuple[int, int, Any]] = []
-        for candidate, produced in outputs.items():
+        ready = None  # (golden, candidate index) -> the result a worker computed, if any
+        if fill_missing and finish is None and not self.judging and type(goldens) is not list:
+            from assay.parallel import prescored
+
+            prepared = prescored(goldens)
+            if prepared is not None:
+                ready = prepared.lookup(outputs, self.config, self.backend_name)
+        for position, (candidate, produced) in enumerate(outputs.items()):
             for golden in goldens:
+                done = ready(golden, position) if ready is not None else None
+                if done is not None:
+                    keys.append((candidate, golden.id))
+                    per_pair.append([done])
+                    continue
                 repeats = produced.get(golden.id)
                 if not repeats:
                     if not fill_missing:

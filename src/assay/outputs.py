@@ -7,11 +7,14 @@ object; otherwise it is one candidate's map (candidate ``default``).
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from assay.errors import OutputsError
+from assay.goldens._records import Irregular, jsonl_lines
 from assay.io import iter_jsonl_objects, read_json
 from assay.results import DEFAULT_CANDIDATE
 
@@ -21,7 +24,42 @@ Outputs = dict[str, dict[str, Any]]
 _MISSING = "outputs file not found (nothing can be scored without candidate outputs)"
 
 
+class _Unusual(Exception):
+    """A row the fast reader leaves to the exact one (which says what is wrong with it)."""
+
+
+def _from_jsonl_fast(path: Path) -> Outputs:
+    """:func:`_from_jsonl` of a regular file whose rows are all valid, in one pass over 1 MiB
+    blocks and without the per-row source text (an error needs it: the exact reader reads
+    the file again and raises it).
+
+    Raises:
+        Irregular, _Unusual: the exact reader must read this file.
+    """
+    out: Outputs = {}
+    for _, row in jsonl_lines(str(path)):
+        golden_id = row.get("id")
+        candidate = row.get("candidate", DEFAULT_CANDIDATE)
+        if type(golden_id) is not str or not golden_id or "output" not in row:
+            raise _Unusual
+        if type(candidate) is not str or not candidate:
+            raise _Unusual
+        per = out.get(candidate)
+        if per is None:
+            per = out[candidate] = {}
+        if golden_id in per:
+            raise _Unusual
+        per[golden_id] = row["output"]
+    return out
+
+
 def _from_jsonl(path: Path) -> Outputs:
+    try:
+        # Only a regular file can be read twice: <(cmd) or /dev/stdin is read once, exactly.
+        if stat.S_ISREG(os.stat(path).st_mode):
+            return _from_jsonl_fast(path)
+    except (OSError, Irregular, _Unusual):
+        pass
     out: Outputs = {}
     for where, row in iter_jsonl_objects(path, OutputsError, missing=_MISSING):
         golden_id = row.get("id")
@@ -51,19 +89,75 @@ def load_outputs(path: Path | str, golden_ids: Collection[str] = ()) -> Outputs:
     Raises:
         OutputsError: the file is missing, unreadable, not UTF-8, or not a valid outputs file.
     """
+    return shape_outputs(read_outputs(path), golden_ids)
+
+
+class RawOutputs:
+    """An outputs file read but not yet shaped: a JSON object's shape depends on the golden ids
+    (:meth:`per_candidate`), so a run may read the file before it knows them.
+
+    Attributes:
+        data: the JSON object (empty for JSONL rows).
+        rows: JSONL rows, per candidate (None for a JSON object).
+    """
+
+    __slots__ = ("data", "rows")
+
+    def __init__(self, data: dict[str, Any], rows: Outputs | None = None):
+        self.data = data
+        self.rows = rows
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether the golden ids decide the shape of the JSON object: a non-empty object of
+        objects is per candidate unless one of its keys is a golden id."""
+        data = self.data
+        return self.rows is None and bool(data) and all(isinstance(v, dict) for v in data.values())
+
+    def per_candidate(self, golden_ids: Collection[str]) -> bool:
+        """Whether the JSON object is ``{candidate: {golden_id: output}}`` for these ids
+        (JSONL rows are always per candidate)."""
+        if self.rows is not None:
+            return True
+        if not self.ambiguous:
+            return False
+        ids = set(golden_ids)
+        return not any(k in ids for k in self.data)
+
+    def candidates(self, per_candidate: bool) -> list[str]:
+        """The candidates of :meth:`shaped` (``per_candidate``), in order."""
+        if self.rows is not None:
+            return list(self.rows)
+        return [str(k) for k in self.data] if per_candidate else [DEFAULT_CANDIDATE]
+
+    def shaped(self, per_candidate: bool) -> Outputs:
+        """``{candidate: {golden_id: output}}`` in the shape given."""
+        if self.rows is not None:
+            return self.rows
+        if per_candidate:
+            return {str(k): dict(v) for k, v in self.data.items()}
+        return {DEFAULT_CANDIDATE: self.data}
+
+
+def read_outputs(path: Path | str) -> RawOutputs:
+    """Read and check an outputs file, leaving the shape of a JSON object to
+    :func:`shape_outputs`.
+
+    Raises:
+        OutputsError: as :func:`load_outputs`.
+    """
     path = Path(path)
-    source = str(path)
     if path.suffix == ".jsonl":
-        return _from_jsonl(path)
+        return RawOutputs({}, _from_jsonl(path))
     data = read_json(path, OutputsError, missing=_MISSING)
     if not isinstance(data, dict):
-        raise OutputsError("an outputs file must be a JSON object (or JSONL rows)", source=source)
-    ids = set(golden_ids)
-    per_candidate = (
-        bool(data)
-        and all(isinstance(v, dict) for v in data.values())
-        and not any(k in ids for k in data)
-    )
-    if per_candidate:
-        return {str(k): dict(v) for k, v in data.items()}
-    return {DEFAULT_CANDIDATE: data}
+        raise OutputsError(
+            "an outputs file must be a JSON object (or JSONL rows)", source=str(path)
+        )
+    return RawOutputs(data)
+
+
+def shape_outputs(raw: RawOutputs, golden_ids: Collection[str]) -> Outputs:
+    """The ``{candidate: {golden_id: output}}`` of an outputs file read by
+    :func:`read_outputs`, for a run of these golden ids."""
+    return raw.shaped(raw.per_candidate(golden_ids))

@@ -148,6 +148,22 @@ _STRING_SPECS: dict[str, AssertSpec] = {}
 _STRING_CACHE_LIMIT = 65536
 
 
+def parse_asserts(raws: list[Any], *, source: str | None) -> tuple[tuple[AssertSpec, ...], bool]:
+    """:func:`parse_assert` of each entry of a golden's ``asserts`` list (``asserts[i]`` in
+    errors), and whether any entry was a mapping: only a mapping's arguments can hold a value
+    YAML typed (a string entry's argument is the text after its colon)."""
+    specs = []
+    mapped = False
+    for index, raw in enumerate(raws):
+        spec = _STRING_SPECS.get(raw) if type(raw) is str else None
+        if spec is None:
+            # The field name is formatted only here: most entries are cached strings.
+            spec = parse_assert(raw, source=source, field=f"asserts[{index}]")
+            mapped = mapped or not isinstance(raw, str)
+        specs.append(spec)
+    return tuple(specs), mapped
+
+
 def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts") -> AssertSpec:
     """Normalise one assert written in any accepted form.
 

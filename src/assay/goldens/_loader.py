@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -35,11 +35,25 @@ def discover(root: Path) -> list[Path]:
     """
     if root.is_file():
         return [root]
+    return [Path(path) for path in discover_paths(root)]
+
+
+def discover_paths(root: Path) -> list[str]:
+    """:func:`discover` as path strings (what ``str()`` of each of its paths gives): a suite of
+    10,000 files need not build 10,000 ``Path`` objects to read them.
+
+    Raises:
+        GoldenError: as :func:`discover`.
+    """
+    if root.is_file():
+        return [str(root)]
     if not root.is_dir():
         raise GoldenError("goldens folder not found", source=str(root))
-    found: list[tuple[str, Path]] = []
-    _walk(root, "", found)
+    found: list[tuple[str, str]] = []
+    _walk(str(root), "", found)
     found.sort()
+    # scandir joins a folder and a name with one separator, and the root is str() of a Path:
+    # each string is already what str(Path(string)) would give.
     return [path for _, path in found]
 
 
@@ -55,7 +69,7 @@ def _is_regular(entry: os.DirEntry[str]) -> bool:
 TASK_FILE = "task.md"
 
 
-def _walk(folder: Path, rel: str, found: list[tuple[str, Path]]) -> None:
+def _walk(folder: str, rel: str, found: list[tuple[str, str]]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:  # os.walk would skip it silently: a suite must not shrink unseen
@@ -64,42 +78,87 @@ def _walk(folder: Path, rel: str, found: list[tuple[str, Path]]) -> None:
     if task is not None:  # a task folder (PATH may name one): its golden only
         if not _is_regular(task):
             require_regular_file(task.path, GoldenError)
-        found.append((rel + TASK_FILE, Path(task.path)))
+        found.append((rel + TASK_FILE, task.path))
         return
     for entry in entries:
         key = rel + entry.name
         if entry.is_dir(follow_symlinks=False):
             if not entry.name.startswith((".", "_")):
-                _walk(Path(entry.path), key + "/", found)
+                _walk(entry.path, key + "/", found)
         elif _is_golden_file(entry.name):
             # is_file() costs no system call for a regular file (the directory says so).
             if not _is_regular(entry):
                 require_regular_file(entry.path, GoldenError)  # raises, naming what it is
-            found.append((key, Path(entry.path)))
+            found.append((key, entry.path))
 
 
-def _folder_tier(path: Path) -> Tier | None:
-    folder = path.parent.parent if path.name == TASK_FILE else path.parent
-    return folder.name if folder.name in TIERS else None
+def _folder_tier(path: str) -> Tier | None:
+    """The tier a golden's folder names (``smoke/x.md``; a task's ``smoke/t/task.md``), if any:
+    ``Path(path).parent.name`` with string operations (``path`` is ``str()`` of a Path)."""
+    return _tier_of(*os.path.split(path))
+
+
+def _tier_of(folder: str, name: str) -> Tier | None:
+    """:func:`_folder_tier` of the path ``folder``/``name`` (``os.path.split`` of it)."""
+    if name == TASK_FILE:
+        folder = os.path.dirname(folder)
+    tier = os.path.basename(folder)
+    return tier if tier in TIERS else None
+
+
+def _stem(name: str) -> str:
+    """``PurePath.stem`` of a file name."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def iter_file(path: Path, *, strict: bool = False) -> Iterator[Golden]:
     """The goldens held by one file (``strict``: every unknown frontmatter key is an error)."""
-    tier = _folder_tier(path)
-    name = path.name
+    return iter_path(str(path), strict=strict)
+
+
+def _read(path: str) -> bytes:
+    return read_bytes(path, GoldenError)
+
+
+def read_quickly(path: str) -> bytes:
+    """A file's bytes in three system calls, where ``open()`` builds a buffered file object
+    (half the cost of reading a small golden). Any failure goes through
+    :func:`assay.io.read_bytes`, which fails the same way and raises its error."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return read_bytes(path, GoldenError)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:  # a folder (EISDIR), an I/O error: read_bytes says which
+        return read_bytes(path, GoldenError)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def iter_path(
+    source: str, *, strict: bool = False, read: Callable[[str], bytes] = _read
+) -> Iterator[Golden]:
+    """:func:`iter_file` of the path ``str(path)`` gives (``source``, as errors name it);
+    ``read`` reads a markdown golden's bytes (:func:`read_quickly` in a worker process)."""
+    folder, name = os.path.split(source)
+    tier = _tier_of(folder, name)
     if name.endswith(_JSONL):
-        yield from iter_jsonl(path, tier, strict=strict)
+        yield from iter_jsonl(Path(source), tier, strict=strict)
     elif name.endswith(_YAML):
-        yield from iter_yaml_list(path, tier, strict=strict)
+        yield from iter_yaml_list(Path(source), tier, strict=strict)
     else:
-        source = str(path)
-        data = read_bytes(path, GoldenError)
+        data = read(source)
         front, has_origin = parse_markdown(data, source)
         try:
             golden = build_golden(
                 front,
                 source=source,
-                default_id=path.stem,
+                default_id=_stem(name),
                 folder_tier=tier,
                 has_origin=has_origin,
                 strict=strict,
@@ -128,7 +187,8 @@ def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
 
 def iter_goldens(root: Path | str, *, strict: bool = False) -> Iterator[Golden]:
     """Stream every golden under ``root`` in sorted file order, ids checked for duplicates."""
-    return unique(g for path in discover(Path(root)) for g in iter_file(path, strict=strict))
+    paths = discover_paths(Path(root))
+    return unique(g for path in paths for g in iter_path(path, strict=strict))
 
 
 def packaged_root() -> Path:
@@ -137,7 +197,11 @@ def packaged_root() -> Path:
 
 
 def load_suite(
-    project_root: Path | None, tiers: Iterable[Tier] | None = None, *, strict: bool = False
+    project_root: Path | None,
+    tiers: Iterable[Tier] | None = None,
+    *,
+    strict: bool = False,
+    own: Sequence[Golden] | None = None,
 ) -> list[Golden]:
     """The project's goldens, plus the packaged defaults of each tier the project lacks.
 
@@ -145,11 +209,14 @@ def load_suite(
         project_root: the project's goldens folder (may not exist: then packaged only).
         tiers: only these tiers (all when None).
         strict: every unknown frontmatter key is an error (``strict = true`` in the config).
+        own: the goldens of ``project_root`` when they are loaded already (by
+            :mod:`assay.parallel`), in :func:`iter_goldens` order.
     """
     wanted = set(tiers) if tiers else set(TIERS)
-    own: list[Golden] = []
-    if project_root is not None and project_root.exists():
-        own = list(iter_goldens(project_root, strict=strict))
+    if own is None:
+        own = []
+        if project_root is not None and project_root.exists():
+            own = list(iter_goldens(project_root, strict=strict))
     present = {g.tier for g in own}
     packaged = [g for g in iter_goldens(packaged_root()) if g.tier not in present]
     return [g for g in unique([*own, *packaged]) if g.tier in wanted]

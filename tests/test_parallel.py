@@ -1,0 +1,376 @@
+"""A suite loaded and scored by several processes gives exactly what one process gives.
+
+Each comparison runs the same suite twice: with ``ASSAY_WORKERS=1`` (one process) and with
+``ASSAY_WORKERS=2 ASSAY_PARALLEL_MIN_MS=0`` (split whatever its size), and compares documents,
+baseline bytes, exit codes and error messages. No test depends on how long anything takes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import gate, parallel
+from assay.config import load_config
+from assay.errors import ConfigError, GoldenError
+from assay.gate import GateOptions, load_selected, run_gate
+from assay.goldens import iter_goldens
+from assay.goldens._loader import discover_paths
+from assay.parallel import Suite
+from assay.schemas import check_context
+from tests.helpers.cli import process_env
+
+ONE = {"ASSAY_WORKERS": "1"}
+SPLIT = {"ASSAY_WORKERS": "2", "ASSAY_PARALLEL_MIN_MS": "0"}
+
+needs_fork = pytest.mark.skipif(not parallel.fork_is_safe(), reason="no safe fork here")
+
+
+def _md(i: int) -> str:
+    asserts = ["'contains:FROM'", '\'regex:"id":\\s*"m\\d+"\'', "is-json"]
+    if i % 7 == 0:  # a mapping assert (PyYAML reads this frontmatter)
+        asserts.append("{op: regex, value: 'select', flags: i}")
+    if i % 11 == 0:
+        asserts.append("'not-contains:DROP'")
+    lines = [f"id: m{i:04d}", f"input: 'question {i}: café'"]
+    if i % 13 == 0:
+        lines.append("created: 2024-01-01")  # a date among the fields: pickled, not marshalled
+    if i % 34 == 0:  # no asserts, no expected: needs-judge
+        pass
+    elif i % 17 == 0:  # no asserts: tier 2 (difflib), else needs-judge
+        lines.append(f"expected: 'SELECT {i}'")
+    else:
+        lines.append("asserts:")
+        lines.extend(f"  - {a}" for a in asserts)
+    return "---\n" + "\n".join(lines) + "\n---\nA golden.\n\n## Origin\ntests/test_parallel.py\n"
+
+
+def _row(i: int) -> str:
+    row: dict[str, Any] = {
+        "id": f"j{i:05d}",
+        "input": f"question {i} " + "x" * 60,
+        "asserts": ["contains:FROM", 'regex:"id":\\s*"j\\d+"', "is-json"],
+        "origin": "tests",
+    }
+    if i % 19 == 0:
+        row["asserts"] = [{"op": "equals", "path": "/n", "value": i}]
+    return json.dumps(row)
+
+
+def _output(golden_id: str, i: int, *, broken: bool = False) -> Any:
+    answer = "SELECT name FROM t" if not broken else "SELECT name t"
+    return json.dumps({"id": golden_id, "answer": f"{answer}{i % 5}", "n": i})
+
+
+def make_suite(root: Path, *, md: int = 240, rows: int = 2400) -> tuple[Path, dict[str, Any]]:
+    """A suite of markdown goldens in two tier folders, a JSONL file large enough to be cut
+    between processes (over 256 KiB), and a YAML list; and outputs for all but a few."""
+    goldens = root / "goldens"
+    for i in range(md):
+        folder = goldens / ("smoke" if i % 2 else "standard")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{i:04d}.md").write_text(_md(i), encoding="utf-8")
+    records = goldens / "stretch"
+    records.mkdir(parents=True)
+    (records / "rows.jsonl").write_text(
+        "\n".join(_row(i) for i in range(rows)) + "\n\n", encoding="utf-8"
+    )
+    (records / "zlist.yaml").write_text(
+        "- {id: y1, input: q, asserts: ['contains:FROM']}\n- {id: y2, input: q, expected: a}\n",
+        encoding="utf-8",
+    )
+    assert (records / "rows.jsonl").stat().st_size > 256 * 1024
+    outputs: dict[str, Any] = {}
+    for i in range(md):
+        if i % 23:  # every 23rd golden has no output
+            outputs[f"m{i:04d}"] = _output(f"m{i:04d}", i)
+    for i in range(rows):
+        if i % 29:
+            outputs[f"j{i:05d}"] = _output(f"j{i:05d}", i)
+    outputs["y1"] = "SELECT 1 FROM t"
+    outputs["stray"] = "an output no golden asks for"
+    return goldens, outputs
+
+
+def write_outputs(path: Path, outputs: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(outputs), encoding="utf-8")
+    return path
+
+
+def assay(cwd: Path, env: dict[str, str], *args: str | Path) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "run", *map(str, args)],
+        cwd=cwd,
+        env=process_env(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def both(cwd: Path, *args: str | Path) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    return assay(cwd, ONE, *args), assay(cwd, SPLIT, *args)
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> tuple[Path, Path]:
+    goldens, outputs = make_suite(tmp_path)
+    return goldens, write_outputs(tmp_path / "outputs.json", outputs)
+
+
+@needs_fork
+def test_the_split_run_is_really_split(suite: tuple[Path, Path], monkeypatch: Any) -> None:
+    goldens, outputs = suite
+    monkeypatch.setenv("ASSAY_WORKERS", "2")
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    loaded = load_selected(GateOptions(path=goldens, outputs=outputs), load_config())
+    assert isinstance(loaded, Suite)
+    assert loaded.workers == 2
+    assert loaded.prescored is not None
+    # The same goldens, in the same order, as one process loads them.
+    assert [(g.id, g.source, g.tier) for g in loaded] == [
+        (g.id, g.source, g.tier) for g in iter_goldens(goldens)
+    ]
+    monkeypatch.setenv("ASSAY_WORKERS", "1")
+    assert not isinstance(
+        load_selected(GateOptions(path=goldens, outputs=outputs), load_config()), Suite
+    )
+
+
+@needs_fork
+def test_in_process_run_gate_is_the_same(suite: tuple[Path, Path], monkeypatch: Any) -> None:
+    goldens, outputs = suite
+    config = load_config()
+    for mode in ("report", "check"):
+        runs = []
+        for env in (ONE, SPLIT):
+            for key, value in env.items():
+                monkeypatch.setenv(key, value)
+            if mode == "check":
+                baseline = goldens.parent / "in-process-baseline.json"
+                options = GateOptions(
+                    path=goldens,
+                    outputs=outputs,
+                    mode="write-baseline",
+                    baseline=baseline,
+                    force=True,
+                )
+                run_gate(options, config)
+                options = GateOptions(
+                    path=goldens, outputs=outputs, mode="check", baseline=baseline
+                )
+            else:
+                options = GateOptions(path=goldens, outputs=outputs, similarity="difflib")
+            run = run_gate(options, config)
+            runs.append((run.exit_code, run.to_dict(), run.outputs))
+            monkeypatch.delenv("ASSAY_PARALLEL_MIN_MS", raising=False)
+        assert runs[0] == runs[1]
+
+
+@needs_fork
+def test_results_no_worker_gave_are_scored_in_place(
+    suite: tuple[Path, Path], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A golden whose result no worker gave (here: one dropped in the middle) is scored where
+    it stands, for every candidate, between results the workers gave."""
+    goldens, outputs = suite
+    flat = json.loads(outputs.read_text(encoding="utf-8"))
+    worse = {k: _output(k, 3, broken=True) for k in flat}
+    two = write_outputs(tmp_path / "two.json", {"good": flat, "worse": worse})
+    config = load_config()
+    options = GateOptions(path=goldens, outputs=two)
+
+    def score(loaded: list[Any]) -> list[dict[str, Any]]:
+        by_id = {g.id: g for g in loaded}
+        produced, _, _ = gate._outputs(options, config, loaded, by_id)
+        scoring = gate._Scoring(None, "none", check_context(config), False, config, True)
+        _, per_pair = scoring.score(produced, loaded, by_id)
+        return [r.to_dict() for rs in per_pair for r in rs]
+
+    monkeypatch.setenv("ASSAY_WORKERS", "1")
+    alone = score(load_selected(options, config))
+    monkeypatch.setenv("ASSAY_WORKERS", "2")
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    loaded = load_selected(options, config)
+    assert isinstance(loaded, Suite) and loaded.prescored is not None
+    for golden in loaded[100:2000:97]:
+        del loaded.prescored._results[id(golden)]
+    assert score(loaded) == alone
+
+
+def test_documents_baselines_and_regressions_are_the_same(
+    suite: tuple[Path, Path], tmp_path: Path
+) -> None:
+    goldens, outputs = suite
+    one, split = both(tmp_path, goldens, "--outputs", outputs, "--json", "--similarity", "difflib")
+    assert one[0] == split[0] == 0
+    assert json.loads(one[1]) == json.loads(split[1])
+    assert one[1] == split[1]
+    counts = json.loads(one[1])["summary"]["counts"]
+    assert counts["pass"] and counts["fail"] and counts["no-output"] and counts["needs-judge"]
+
+    written = []
+    for env, name in ((ONE, "one.json"), (SPLIT, "split.json")):
+        code, _, err = assay(
+            tmp_path, env, goldens, "--outputs", outputs, "--write-baseline", "--baseline", name
+        )
+        assert code == 0, err
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1]
+
+    # A regression: some outputs lose their FROM. The check fails (exit 2) the same way.
+    regressed = json.loads(outputs.read_text(encoding="utf-8"))
+    for key in list(regressed)[::40]:
+        regressed[key] = _output(key, 1, broken=True)
+    worse = write_outputs(tmp_path / "worse.json", regressed)
+    one, split = both(
+        tmp_path, goldens, "--outputs", worse, "--check", "--baseline", "one.json", "--json"
+    )
+    assert one[0] == split[0] == 2
+    assert one[1] == split[1]
+    assert json.loads(one[1])["regressions"]
+    assert one[2] == split[2]
+
+
+def test_tiers_the_project_suite_and_text_output_are_the_same(
+    suite: tuple[Path, Path], tmp_path: Path
+) -> None:
+    goldens, outputs = suite
+    one, split = both(
+        tmp_path, goldens, "--outputs", outputs, "--tier", "smoke", "--tier", "stretch"
+    )
+    assert one == split
+    assert one[0] == 0
+    # No PATH: the project's goldens folder (goldens/ here) plus packaged defaults.
+    one, split = both(tmp_path, "--outputs", outputs, "--json")
+    assert one == split
+    assert one[0] == 0
+
+
+@pytest.mark.parametrize("where", ["markdown", "jsonl"])
+def test_a_bad_golden_in_the_middle_is_the_same_one_line_error(
+    suite: tuple[Path, Path], tmp_path: Path, where: str
+) -> None:
+    goldens, outputs = suite
+    if where == "markdown":
+        bad = goldens / "standard" / "m0120.md"
+        bad.write_text(_md(120).replace("asserts:", "asserts: 3\nx:"), encoding="utf-8")
+    else:  # a line in the second half of the JSONL file, which a worker reads
+        rows = goldens / "stretch" / "rows.jsonl"
+        lines = rows.read_text(encoding="utf-8").split("\n")
+        lines[2000] = json.dumps({"id": "j02000", "threshold": 7})
+        rows.write_text("\n".join(lines), encoding="utf-8")
+    one, split = both(tmp_path, goldens, "--outputs", outputs)
+    assert one == split
+    code, out, err = one
+    assert code == 1
+    assert out == ""
+    [line] = err.strip().splitlines()
+    if where == "markdown":
+        assert str(bad) in line and "field 'asserts'" in line
+    else:
+        assert f"{rows}:2001" in line and "field 'threshold'" in line
+
+
+def test_undecodable_jsonl_line_and_duplicate_ids_are_the_same_errors(
+    suite: tuple[Path, Path], tmp_path: Path
+) -> None:
+    goldens, outputs = suite
+    rows = goldens / "stretch" / "rows.jsonl"
+    data = rows.read_bytes().split(b"\n")
+    data[2100] = b'{"id": "j02100", "input": "\xff"}'
+    rows.write_bytes(b"\n".join(data))
+    one, split = both(tmp_path, goldens, "--outputs", outputs)
+    assert one == split
+    assert one[0] == 1 and "not valid UTF-8" in one[2]
+
+    data[2100] = json.dumps({"id": "m0003", "input": "again"}).encode()  # a markdown golden's id
+    rows.write_bytes(b"\n".join(data))
+    one, split = both(tmp_path, goldens, "--outputs", outputs)
+    assert one == split
+    assert one[0] == 1 and "duplicate golden id 'm0003'" in one[2]
+
+
+def test_outputs_per_candidate_and_object_outputs_are_the_same(
+    suite: tuple[Path, Path], tmp_path: Path
+) -> None:
+    goldens, outputs = suite
+    flat = json.loads(outputs.read_text(encoding="utf-8"))
+    # Two candidates: an object of objects whose keys are no golden ids.
+    worse = {
+        k: (_output(k, 2, broken=True) if i % 3 == 0 else v)
+        for i, (k, v) in enumerate(flat.items())
+    }
+    per_candidate = write_outputs(tmp_path / "two.json", {"good": flat, "worse": worse})
+    one, split = both(tmp_path, goldens, "--outputs", per_candidate, "--json")
+    assert one == split
+    assert [c["candidate"] for c in json.loads(one[1])["summary"]["candidates"]] == [
+        "good",
+        "worse",
+    ]
+    # Every output an object: golden ids as keys make it one candidate's map, even though only
+    # the last share of the suite holds the ids that decide it.
+    objects = write_outputs(
+        tmp_path / "objects.json", {k: {"answer": v} for k, v in flat.items() if k.startswith("y")}
+    )
+    one, split = both(tmp_path, goldens, "--outputs", objects, "--json")
+    assert one == split
+    assert json.loads(one[1])["summary"]["candidates"][0]["candidate"] == "default"
+    # Two candidates and goldens no worker scored (the packaged defaults of the project suite).
+    one, split = both(tmp_path, "--outputs", per_candidate, "--json")
+    assert one == split
+    assert json.loads(one[1])["summary"]["goldens"] > len(flat)
+    # JSONL outputs.
+    rows = tmp_path / "outputs.jsonl"
+    rows.write_text(
+        "".join(json.dumps({"id": k, "output": v}) + "\n" for k, v in flat.items()),
+        encoding="utf-8",
+    )
+    one, split = both(tmp_path, goldens, "--outputs", rows, "--json")
+    assert one == split
+    assert one[0] == 0
+
+
+def test_the_plan_cuts_every_line_once_in_order(suite: tuple[Path, Path]) -> None:
+    goldens, _ = suite
+    paths = discover_paths(goldens)
+    costs = [parallel._cost(p) for p in paths]
+    for shares in (2, 3, 5):
+        groups = parallel.plan(paths, costs, shares)
+        assert 2 <= len(groups) <= shares
+        loaded = [g for units in groups for g in parallel._load_share(units, strict=False)]
+        assert [(g.id, g.source) for g in loaded] == [
+            (g.id, g.source) for g in iter_goldens(goldens)
+        ]
+        cut = [u for units in groups for u in units if isinstance(u, tuple)]
+        assert len(cut) >= 2  # the JSONL file is cut between processes
+
+
+def test_bad_settings_are_errors(monkeypatch: Any) -> None:
+    for name, value in (
+        ("ASSAY_WORKERS", "0"),
+        ("ASSAY_WORKERS", "two"),
+        ("ASSAY_PARALLEL_MIN_MS", "-1"),
+    ):
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ConfigError, match=name):
+            parallel.workers_wanted(1000.0, workers=2)
+        monkeypatch.delenv(name)
+    assert parallel.workers_wanted(1000.0, workers=2) == 2
+    assert parallel.workers_wanted(1.0, workers=2) == 1  # below the measured break-even
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    assert parallel.workers_wanted(1.0, workers=2) == 2
+    monkeypatch.setenv("ASSAY_WORKERS", "1")
+    assert parallel.workers_wanted(1000.0, workers=2) == 1
+
+
+def test_a_missing_folder_is_the_usual_error(tmp_path: Path) -> None:
+    with pytest.raises(GoldenError, match="goldens folder not found"):
+        parallel.load(tmp_path / "nowhere")
