@@ -9,7 +9,8 @@ from pathlib import Path
 
 # difflib: only a frontmatter key that is no field needs it; importlib.metadata: only a plugin
 # name (pkg/name) makes assay read the installed packages; the baseline, the comparison and its
-# statistics only a run that writes or checks a baseline.
+# statistics only a run that writes or checks a baseline; jinja2 only prompt templates (a
+# candidates file).
 HEAVY = (
     "asyncio",
     "assay.baseline",
@@ -19,6 +20,7 @@ HEAVY = (
     "difflib",
     "httpx",
     "importlib.metadata",
+    "jinja2",
     "jsonschema",
     "sqlglot",
     "sentence_transformers",

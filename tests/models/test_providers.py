@@ -773,7 +773,7 @@ def test_unknown_placeholder_is_a_config_error_naming_the_candidate(tmp_path: Pa
         build_calls([g], spec)
     message = str(info.value)
     assert "candidate brief" in message
-    assert "{{ input.qestion }}" in message
+    assert "uses 'input.qestion' (line 1), which golden 'q1' does not have" in message
     assert str(tmp_path / "cands.yaml") in message
     assert "field 'prompt'" in message
 
@@ -782,8 +782,7 @@ def test_unknown_placeholder_is_a_config_error_naming_the_candidate(tmp_path: Pa
 def test_expected_rubric_and_asserts_are_not_available_to_templates(
     tmp_path: Path, name: str
 ) -> None:
-    placeholder = "{{ " + name + " }}"
-    spec = _spec(tmp_path, f"Answer: {placeholder}")
+    spec = _spec(tmp_path, "Answer: {{ " + name + " }}")
     g = golden(
         id="secret",
         input="q",
@@ -794,7 +793,7 @@ def test_expected_rubric_and_asserts_are_not_available_to_templates(
     )
     with pytest.raises(ConfigError, match=r"candidate brief") as info:
         build_calls([g], spec)
-    assert placeholder in str(info.value)
+    assert f"uses {name!r} (line 1), which golden 'secret' does not have" in str(info.value)
     assert "THE ANSWER" not in str(info.value)
 
 
@@ -814,7 +813,7 @@ def test_unknown_placeholder_through_the_cli_exits_1_and_makes_no_call(
     assert code == 1
     assert "Traceback" not in err
     assert "candidate leaky" in err
-    assert "{{ expected }}" in err
+    assert "uses 'expected' (line 1), which golden 'g1' does not have" in err
     assert out == ""
     assert server.total == 0  # fail closed before any call is made
 

@@ -16,12 +16,19 @@ repeats: 1
 A candidate's conversation: ``system`` first (a system message), then ``messages`` (system
 messages only at their start), then ``prompt`` as the last user message; a conversation of
 one user message is a plain prompt. Every error names the file and the field.
+
+Templates are Jinja2, sandboxed (:mod:`assay.models._template`), and compiled on load: a syntax
+error stops the load. ``prompt``, ``system`` or a message's ``content`` may be ``file://PATH``
+(a ``.txt``, ``.md`` or ``.j2`` file whose text is the template) and ``messages`` may be
+``file://chat.json`` (or ``.yaml``: a list of ``{role, content}``), PATH relative to the folder
+of the file that names it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -30,7 +37,8 @@ from typing import Any, Final
 
 from assay import validate
 from assay.errors import ConfigError
-from assay.io import read_text
+from assay.io import parse_json, read_text, require_regular_file
+from assay.models._template import compile_template
 from assay.models.providers import (
     ProviderConfig,
     is_known_provider_type,
@@ -62,7 +70,8 @@ ROLES = ("system", "user", "assistant")
 
 @dataclass(frozen=True, slots=True)
 class LiveCandidate:
-    """One prompt candidate: templates, rendered per golden.
+    """One prompt candidate: templates, rendered per golden (a ``file://`` template's text, read
+    when the file was loaded).
 
     Attributes:
         prompt: the prompt template (the last user message), None when ``messages`` says all.
@@ -278,57 +287,165 @@ def _anthropic_rules(values: Mapping[str, Any], source: str, field: str) -> None
         )
 
 
+# ``file://PATH`` in place of a template (or of a whole messages list): the file's content,
+# PATH relative to the folder of the file that names it, as promptfoo reads prompts.
+FILE_PREFIX: Final = "file://"
+_TEMPLATE_SUFFIXES: Final = (".txt", ".md", ".j2")
+_CHAT_SUFFIXES: Final = (".json", ".yaml", ".yml")
+
+
+def _read_named_file(
+    value: str, base: Path, suffixes: tuple[str, ...], kind: str, source: str, field: str
+) -> tuple[Path, str]:
+    """The path and UTF-8 text of the file a ``file://`` value names.
+
+    Raises:
+        ConfigError: naming the candidates file and field: no path, a suffix not in
+            ``suffixes``, a missing file, one that is not a regular file (a FIFO or device,
+            even behind a symlink: reading it could block the run), or unreadable text.
+    """
+    name = value[len(FILE_PREFIX) :]
+    if not name:
+        raise ConfigError(f"{FILE_PREFIX} needs a path after it", source=source, field=field)
+    if not name.lower().endswith(suffixes):
+        hint = ""
+        if suffixes is _TEMPLATE_SUFFIXES and name.lower().endswith(_CHAT_SUFFIXES):
+            hint = " (a chat file of {role, content} messages goes in 'messages')"
+        raise ConfigError(
+            f"{value}: a {kind} file must end in {', '.join(suffixes)}{hint}",
+            source=source,
+            field=field,
+        )
+    path = base / name  # an absolute name stays absolute
+    try:
+        if not os.path.lexists(path):
+            raise ConfigError("file not found", source=str(path))
+        require_regular_file(path, ConfigError)
+        return path, read_text(path, ConfigError)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{value}: {exc.message} (at {path})", source=source, field=field
+        ) from None
+
+
+def _template(
+    value: Any, *, required: str, base: Path, source: str, field: str, origin: str | None = None
+) -> str:
+    """A template field's text (its file's content for ``file://PATH``), compiled now so that a
+    syntax error stops the load, not the run at its first golden.
+
+    Args:
+        required: the message for a value that is not a non-empty string.
+        origin: the ``file://`` chat file a message's content was read from, named in errors.
+
+    Raises:
+        ConfigError: naming the file and field.
+    """
+    if not isinstance(value, str) or not value:
+        in_file = f" (in {origin})" if origin else ""
+        raise ConfigError(required + in_file, source=source, field=field)
+    if not value.startswith(FILE_PREFIX):
+        compile_template(value, source=source, field=field, origin=origin)
+        return value
+    path, text = _read_named_file(value, base, _TEMPLATE_SUFFIXES, "template", source, field)
+    if not text:
+        raise ConfigError(
+            f"{value}: the file is empty (at {path}): {required}", source=source, field=field
+        )
+    compile_template(text, source=source, field=field, origin=value)
+    return text
+
+
+def _chat_file(value: str, base: Path, source: str, field: str) -> tuple[Any, Path]:
+    """The messages list a ``messages: file://chat.json`` (or ``.yaml``) holds, promptfoo's chat
+    prompt format, and the folder its own ``file://`` contents are relative to."""
+    path, text = _read_named_file(value, base, _CHAT_SUFFIXES, "chat", source, field)
+    try:
+        if path.suffix.lower() == ".json":
+            data = parse_json(text, str(path), ConfigError)
+        else:
+            from assay._yaml import yaml_load
+
+            data = yaml_load(text, str(path), error=ConfigError)
+    except ConfigError as exc:
+        raise ConfigError(f"{value}: {exc}", source=source, field=field) from None
+    return data, path.parent
+
+
 def _conversation(
-    raw: Mapping[str, Any], source: str, field: str
+    raw: Mapping[str, Any], source: str, field: str, base: Path
 ) -> tuple[str | None, str | None, Messages]:
     """A candidate's ``prompt``, ``system`` and ``messages``, validated by the rule: at least
     one user message in all; ``system`` or leading system messages, not both; system messages
-    only before the others."""
+    only before the others. Each template is compiled (a syntax error is an error now), and a
+    ``file://`` value is replaced by its file's text."""
     prompt, system, raw_messages = raw.get("prompt"), raw.get("system"), raw.get("messages")
-    if prompt is not None and (not isinstance(prompt, str) or not prompt):
-        raise ConfigError(
-            "a non-empty prompt template is required", source=source, field=f"{field}.prompt"
+    if prompt is not None:
+        prompt = _template(
+            prompt,
+            required="a non-empty prompt template is required",
+            base=base,
+            source=source,
+            field=f"{field}.prompt",
         )
-    if system is not None and (not isinstance(system, str) or not system):
-        raise ConfigError("must be a non-empty template", source=source, field=f"{field}.system")
+    if system is not None:
+        system = _template(
+            system,
+            required="must be a non-empty template",
+            base=base,
+            source=source,
+            field=f"{field}.system",
+        )
     messages: list[tuple[str, str]] = []
     if raw_messages is not None:
+        chat_file, origin, messages_base = None, "", base
+        if isinstance(raw_messages, str) and raw_messages.startswith(FILE_PREFIX):
+            chat_file, origin = raw_messages, f" (in {raw_messages})"
+            raw_messages, messages_base = _chat_file(
+                raw_messages, base, source, f"{field}.messages"
+            )
         if not isinstance(raw_messages, list) or not raw_messages:
             raise ConfigError(
-                "must be a non-empty list of {role, content}",
+                "must be a non-empty list of {role, content}" + origin,
                 source=source,
                 field=f"{field}.messages",
             )
         for i, message in enumerate(raw_messages):
             at = f"{field}.messages[{i}]"
             if not isinstance(message, dict):
-                raise ConfigError("must be a mapping {role, content}", source=source, field=at)
+                raise ConfigError(
+                    "must be a mapping {role, content}" + origin, source=source, field=at
+                )
             extra = sorted(set(message) - {"role", "content"}, key=str)
             if extra:
                 raise ConfigError(
-                    "unknown message setting", source=source, field=f"{at}.{extra[0]}"
+                    "unknown message setting" + origin, source=source, field=f"{at}.{extra[0]}"
                 )
-            role, content = message.get("role"), message.get("content")
+            role = message.get("role")
             if role not in ROLES:
                 raise ConfigError(
-                    f"must be one of {', '.join(ROLES)}", source=source, field=f"{at}.role"
-                )
-            if not isinstance(content, str) or not content:
-                raise ConfigError(
-                    "a non-empty content template is required",
+                    f"must be one of {', '.join(ROLES)}{origin}",
                     source=source,
-                    field=f"{at}.content",
+                    field=f"{at}.role",
                 )
+            content = _template(
+                message.get("content"),
+                required="a non-empty content template is required",
+                base=messages_base,
+                source=source,
+                field=f"{at}.content",
+                origin=chat_file,
+            )
             if role == "system":
                 if system is not None:
                     raise ConfigError(
-                        "give the system prompt once: 'system' or a system message",
+                        "give the system prompt once: 'system' or a system message" + origin,
                         source=source,
                         field=f"{at}.role",
                     )
                 if any(r != "system" for r, _ in messages):
                     raise ConfigError(
-                        "system messages come before the others",
+                        "system messages come before the others" + origin,
                         source=source,
                         field=f"{at}.role",
                     )
@@ -393,7 +510,7 @@ def load_candidates_file(path: Path) -> CandidatesFile:
         if cid in seen:
             raise ConfigError(f"duplicate candidate id {cid!r}", source=source, field=f"{field}.id")
         seen.add(cid)
-        prompt, system, messages = _conversation(raw, source, field)
+        prompt, system, messages = _conversation(raw, source, field, path.parent)
         override = raw.get("provider") or {}
         if not isinstance(override, dict):
             raise ConfigError("must be a mapping", source=source, field=f"{field}.provider")

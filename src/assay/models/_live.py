@@ -12,18 +12,18 @@ after its retries is a :class:`CallFailed` (scored as ``error``, never cached).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.cascade import CallFailed
-from assay.errors import ConfigError
+from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden
 from assay.models._cache import OutputCache, default_cache_path
 from assay.models._candidates_file import CandidatesFile, LiveCandidate
 from assay.models._runner import Call, RunStats, run_calls
-from assay.models._template import render
+from assay.models._template import VARS_KEY, render, reserved_var, reserved_var_message
 
 
 @dataclass(slots=True)
@@ -38,11 +38,29 @@ class LiveOutputs:
 
 
 def prompt_context(golden: Golden) -> dict[str, Any]:
-    """What a prompt template may use: never the expected answer, rubric or asserts."""
+    """What a prompt template may use: never the expected answer, rubric or asserts.
+
+    The golden's ``vars`` mapping, when it has one, comes under the ``vars`` key; templates see
+    its names at the top level (:func:`assay.models.render`).
+
+    Raises:
+        GoldenError: a var is named like one of the golden's own names (``input``, ``id``,
+            ``tier``, ``title``, ``role``), which it would hide from the templates.
+    """
     context: dict[str, Any] = {"id": golden.id, "tier": golden.tier, "input": golden.input}
     for name in ("title", "role"):
         if golden.fields.get(name) is not None:
             context[name] = golden.fields[name]
+    found = golden.fields.get(VARS_KEY)
+    if isinstance(found, Mapping) and found:
+        clash = reserved_var(found)
+        if clash is not None:
+            raise GoldenError(
+                reserved_var_message(golden.id, clash),
+                source=golden.source,
+                field=f"{VARS_KEY}.{clash}",
+            )
+        context[VARS_KEY] = found
     return context
 
 
