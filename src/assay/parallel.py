@@ -285,14 +285,18 @@ def first_share(shares: int) -> float:
 
 
 def plan(
-    paths: Sequence[str], costs: Sequence[tuple[float, int | None]], shares: int
+    paths: Sequence[str],
+    costs: Sequence[tuple[float, int | None]],
+    shares: int,
+    extra_us: float = 0.0,
 ) -> list[list[Unit]]:
     """Cut the suite's files into at most ``shares`` contiguous shares (``costs``: :func:`_cost`
     of each path): the first, loaded by the calling process, of :func:`first_share` of the
     estimated cost, the others equal. A file goes whole to the share its middle falls in; a
-    large JSONL file is cut between lines where two shares meet."""
+    large JSONL file is cut between lines where two shares meet. ``extra_us``: the calling
+    process's own work while the workers run (see :func:`load`): its share is smaller by it."""
     total = sum(c for c, _ in costs)
-    head = first_share(shares) * total
+    head = max(0.0, first_share(shares) * (total + extra_us) - extra_us)
     per_share = (total - head) / (shares - 1) if shares > 1 else total
     bounds_all = [head + per_share * k for k in range(shares - 1)]  # where share k + 1 starts
     last = shares - 1
@@ -662,7 +666,11 @@ def _stop(workers: list[_Worker]) -> None:
 
 
 def _run(
-    groups: list[list[Unit]], strict: bool, scorer: _Scorer | None, prepared: Prescored | None
+    groups: list[list[Unit]],
+    strict: bool,
+    scorer: _Scorer | None,
+    prepared: Prescored | None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Golden]:
     """Fork a worker for every share but the first, load the first here, gather in order.
 
@@ -695,6 +703,8 @@ def _run(
                 os.close(write_end)
                 workers.append(_Worker(pid, read_end))
             goldens, scored = _work(groups[0], strict, scorer)
+            if meanwhile is not None:  # the caller's own work, while the workers still run
+                meanwhile()
             if prepared is not None and scored is not None:
                 shape, results = scored
                 for golden, rs in zip(goldens, results, strict=True):
@@ -714,6 +724,8 @@ def load(
     tiers: Sequence[Tier] = (),
     scoring: StaticScoring | None = None,
     workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
+    meanwhile_us: float = 0.0,
 ) -> Suite | None:
     """Every golden under ``root`` (all tiers, duplicate ids checked, in suite order) loaded by
     several processes, with the results of the goldens of ``tiers`` (all when empty) when
@@ -724,6 +736,9 @@ def load(
     Args:
         workers: the most processes to use (default: every usable core; see
             :data:`WORKERS_ENV`).
+        meanwhile: work of the caller's to do here while the workers run (the gate reads the
+            baseline), estimated at ``meanwhile_us``; called only when the suite is split. If
+            it raises, the suite is not split (the caller then does it again and raises).
 
     Raises:
         GoldenError: from :func:`assay.goldens.discover` (no such folder...), or a duplicate id
@@ -742,14 +757,14 @@ def load(
     if count < 2:
         return None
     try:
-        groups = plan(paths, costs, count)
+        groups = plan(paths, costs, count, meanwhile_us if meanwhile is not None else 0.0)
     except OSError:
         return None
     if len(groups) < 2:
         return None
     scorer, prepared = _scoring(scoring, tiers)
     try:
-        goldens = _run(groups, strict, scorer, prepared)
+        goldens = _run(groups, strict, scorer, prepared, meanwhile)
     except Exception:  # one process raises the first error, as it should
         return None
     if len({g.id for g in goldens}) != len(goldens):
