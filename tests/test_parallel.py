@@ -19,7 +19,7 @@ from assay import gate, parallel
 from assay.config import load_config
 from assay.errors import ConfigError, GoldenError
 from assay.gate import GateOptions, load_selected, run_gate
-from assay.goldens import iter_goldens
+from assay.goldens import iter_goldens, read_defaults
 from assay.goldens._loader import discover_paths
 from assay.parallel import Suite
 from assay.schemas import check_context
@@ -374,3 +374,109 @@ def test_bad_settings_are_errors(monkeypatch: Any) -> None:
 def test_a_missing_folder_is_the_usual_error(tmp_path: Path) -> None:
     with pytest.raises(GoldenError, match="goldens folder not found"):
         parallel.load(tmp_path / "nowhere")
+
+
+# ------------------------------------------------------------- vars lists and folder defaults
+
+
+def _with_defaults_and_vars(goldens: Path, outputs: dict[str, Any]) -> None:
+    """Add to a suite a ``_defaults.yaml`` (vars, asserts, threshold), markdown goldens with a
+    vars list (some opting out of the defaults), and a JSONL file of vars lists large enough to
+    be cut between processes."""
+    (goldens / "_defaults.yaml").write_text(
+        "vars: {lang: en, city: Nowhere}\n"
+        "asserts: ['not-contains:DROP', {op: icontains, value: select}]\n"
+        "threshold: 0.7\n",
+        encoding="utf-8",
+    )
+    for i in range(60):
+        opt = "defaults: false\n" if i % 5 == 0 else ""
+        threshold = "threshold: 0.9\n" if i % 3 == 0 else ""
+        (goldens / "smoke" / f"v{i:03d}.md").write_text(
+            f"---\nid: v{i:03d}\n{opt}{threshold}vars:\n  - {{city: Rome, n: {i}}}\n"
+            "  - {lang: fr}\nasserts: ['contains:FROM']\n---\nA golden.\n\n## Origin\nt\n",
+            encoding="utf-8",
+        )
+        outputs[f"v{i:03d}#1"] = "SELECT a FROM t"
+    rows = [
+        json.dumps(
+            {
+                "id": f"w{i:05d}",
+                "input": "q" * 40,
+                "vars": [{"k": i}, {"k": i + 1, "city": "Oslo"}],
+                "asserts": ["contains:FROM"],
+                **({"defaults": False} if i % 7 == 0 else {}),
+            }
+        )
+        for i in range(2500)
+    ]
+    path = goldens / "stretch" / "vrows.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 256 * 1024
+    for i in range(0, 2500, 3):
+        outputs[f"w{i:05d}#2"] = "select x FROM t"
+
+
+def _shape(golden: Any) -> tuple[Any, ...]:
+    return (
+        golden.id,
+        golden.source,
+        golden.tier,
+        golden.input,
+        [s.text for s in golden.asserts],
+        golden.threshold,
+        golden.threshold_given,
+        dict(golden.fields),
+        # Specs compare by identity: two reads of one defaults file compare by what they say.
+        None if golden.defaults is None else golden.defaults.to_dict(),
+    )
+
+
+@needs_fork
+def test_defaults_and_vars_lists_load_the_same_in_every_share(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    goldens, outputs = make_suite(tmp_path)
+    _with_defaults_and_vars(goldens, outputs)
+    outputs_path = write_outputs(tmp_path / "outputs.json", outputs)
+    alone = list(iter_goldens(goldens))
+    assert {g.defaults is None for g in alone} == {True, False}
+    assert sum(1 for g in alone if "#" in g.id) == 2 * (60 + 2500)
+    monkeypatch.setenv("ASSAY_WORKERS", "3")
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    loaded = load_selected(GateOptions(path=goldens, outputs=outputs_path), load_config())
+    assert isinstance(loaded, Suite) and loaded.workers >= 2
+    assert [_shape(g) for g in loaded] == [_shape(g) for g in alone]
+    # Every share got the one defaults object the parent read.
+    assert len({id(g.defaults) for g in loaded if g.defaults is not None}) == 1
+    paths = discover_paths(goldens)
+    groups = parallel.plan(paths, [parallel._cost(p) for p in paths], 4)
+    shares = [
+        g for units in groups for g in parallel._load_share(units, False, read_defaults(goldens))
+    ]
+    assert [_shape(g) for g in shares] == [_shape(g) for g in alone]
+
+    one, split = both(tmp_path, goldens, "--outputs", outputs_path, "--json")
+    assert one == split
+    assert one[0] == 0
+    results = {r["id"]: r for r in json.loads(one[1])["results"]}
+    assert [c["text"] for c in results["v001#1"]["checks"]] == [
+        "not-contains:DROP",
+        "icontains:select",
+        "contains:FROM",
+    ]
+    assert [c["text"] for c in results["v000#1"]["checks"]] == ["contains:FROM"]  # opted out
+    one, split = both(tmp_path, goldens, "--self-test", "--json")
+    assert one == split
+    assert json.loads(one[1])["defaults"]["asserts"] == ["not-contains:DROP", "icontains:select"]
+
+
+@needs_fork
+def test_a_bad_defaults_file_is_the_same_error(tmp_path: Path) -> None:
+    goldens, outputs = make_suite(tmp_path)
+    outputs_path = write_outputs(tmp_path / "outputs.json", outputs)
+    (goldens / "_defaults.yaml").write_text("vars: {a: 1}\ntier: smoke\n", encoding="utf-8")
+    one, split = both(tmp_path, goldens, "--outputs", outputs_path)
+    assert one == split
+    assert one[0] == 1
+    assert f"{goldens / '_defaults.yaml'}:2: field 'tier'" in one[2]

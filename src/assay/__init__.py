@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from assay.gate import GateOptions, GateRun, run_gate
     from assay.goldens import (
+        Defaults,
         Golden,
         Inconsistency,
         SelfTestReport,
@@ -76,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     "CheckResult": "asserts",
     "Config": "config",
     "ConfigError": "errors",
+    "Defaults": "goldens",
     "Diff": "regressions",
     "EvaluationItem": "comparison",
     "GateOptions": "gate",

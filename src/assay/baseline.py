@@ -44,7 +44,8 @@ def _canonical(value: Any) -> str:
 
 
 def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> str:
-    """A digest of what decides the golden (its checks, expected, threshold, rubric).
+    """A digest of what decides the golden (its checks, expected, threshold, rubric, and its
+    vars when it has any).
 
     ``memo`` caches each assert's canonical text: suites repeat the same asserts many times.
     """
@@ -59,6 +60,11 @@ def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> st
     material = "\x1f".join(
         [*parts, _canonical(golden.expected), repr(golden.threshold), _canonical(golden.rubric)]
     )
+    variables = golden.fields.get("vars")
+    if variables is not None:
+        # Vars change what the prompt says, so they decide the golden too; only a golden that
+        # has them hashes them, which keeps every older baseline's fingerprints as they were.
+        material += "\x1f" + _canonical(variables)
     return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
 
 

@@ -21,6 +21,7 @@ from assay.asserts import (
     as_text,
     run_assert,
 )
+from assay.asserts._groups import aggregate
 from assay.goldens import Golden
 from assay.results import Result
 from assay.similarity import SimilarityFn
@@ -61,12 +62,25 @@ def evaluate(
     similarity_name: str = "none",
     ctx: CheckContext = DEFAULT_CONTEXT,
     finish_reason: str | None = None,
+    latency_ms: float | None = None,
+    cost_usd: float | None = None,
 ) -> Result:
     """Decide one (candidate, golden) pair. Never raises for a bad assert or output.
 
     ``finish_reason``, why a live model stopped, is kept on the result; a stop at the length
-    limit adds a ``truncated`` note (and fails ``natural-stop``)."""
-    result = _evaluate(golden, output, candidate, similarity, similarity_name, ctx, finish_reason)
+    limit adds a ``truncated`` note (and fails ``natural-stop``). ``latency_ms`` and
+    ``cost_usd``, what a live call took, are for the ``latency`` and ``cost`` asserts."""
+    result = _evaluate(
+        golden,
+        output,
+        candidate,
+        similarity,
+        similarity_name,
+        ctx,
+        finish_reason,
+        latency_ms,
+        cost_usd,
+    )
     if finish_reason is None:
         return result
     notes = result.notes
@@ -83,6 +97,8 @@ def _evaluate(
     similarity_name: str,
     ctx: CheckContext,
     finish_reason: str | None,
+    latency_ms: float | None = None,
+    cost_usd: float | None = None,
 ) -> Result:
     if output is NO_OUTPUT:
         return _decided(
@@ -90,8 +106,17 @@ def _evaluate(
         )
     status: Status
     if golden.asserts:
-        view = OutputView(output, finish_reason=finish_reason)
+        view = OutputView(
+            output,
+            finish_reason=finish_reason,
+            golden=golden,
+            latency_ms=latency_ms,
+            cost_usd=cost_usd,
+        )
         checks = tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
+        if golden.threshold_given or not all([spec.plain for spec in golden.asserts]):
+            return _weighted(golden, candidate, checks)
+        # Only plain checks (weight 1, scored 0 or 1): the weighted rule is this count.
         passed_count = sum([c.passed for c in checks])
         if passed_count == len(checks):  # the common case, built directly (100,000 of them)
             return Result(golden.id, golden.tier, candidate, "pass", True, 1.0, TIER1, checks)
@@ -109,6 +134,34 @@ def _evaluate(
         return _decided(golden, candidate, status, score, tier2(similarity_name), (), tuple(notes))
     notes.append("tier 3: needs a judge (not called in deterministic mode)")
     return _decided(golden, candidate, "needs-judge", None, TIER3, (), tuple(notes))
+
+
+def _weighted(golden: Golden, candidate: str, checks: tuple[CheckResult, ...]) -> Result:
+    """Tier 1 with weights, scored checks or a golden threshold (see assay.asserts._groups):
+    with ``threshold`` set on the golden its weighted score decides, else every check of
+    weight above 0 must pass. A check of weight 0 is run and reported, never counted."""
+    threshold = golden.threshold if golden.threshold_given else None
+    passed, score = aggregate(golden.asserts, checks, threshold)
+    notes = [
+        f"informational (weight 0): {check.text} {'passed' if check.passed else 'failed'}"
+        for spec, check in zip(golden.asserts, checks, strict=True)
+        if spec.weight == 0
+    ]
+    if threshold is not None:
+        failed = sum(
+            1
+            for spec, c in zip(golden.asserts, checks, strict=True)
+            if spec.weight > 0 and not c.passed
+        )
+        if not passed:
+            notes.append(f"assert score {score:.3f} below threshold {threshold:g}")
+        elif failed:
+            notes.append(
+                f"assert score {score:.3f} meets threshold {threshold:g}"
+                f" ({failed} failed assert(s) rescued)"
+            )
+    status: Status = "pass" if passed else "fail"
+    return _decided(golden, candidate, status, score, TIER1, checks, tuple(notes))
 
 
 def error_result(golden: Golden, candidate: str, message: str) -> Result:

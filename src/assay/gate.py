@@ -234,7 +234,7 @@ def _outputs(
             progress=options.progress,
         )
         stats = {"repeats": live.repeats, **live.stats.to_dict()}
-        return live.outputs, stats, (spec, live.finish)
+        return live.outputs, stats, (spec, live.finish, live.measured)
     outputs_path = example_paths()[1] if options.example else options.outputs
     if outputs_path is None:
         raise ConfigError(
@@ -293,6 +293,7 @@ class _Scoring:
         *,
         fill_missing: bool = True,
         finish: dict[str, dict[str, list[str | None]]] | None = None,
+        measured: dict[str, dict[str, list[tuple[float | None, float | None]]]] | None = None,
     ) -> tuple[list[tuple[str, str]], list[list[Result]]]:
         """One result per repeat for each (candidate, golden), in candidate then suite order;
         a golden with no output is ``no-output`` (or skipped, without ``fill_missing``)."""
@@ -320,6 +321,8 @@ class _Scoring:
                     repeats = [NO_OUTPUT]
                 results = []
                 reasons = (finish or {}).get(candidate, {}).get(golden.id) or []
+                # (latency, cost) of each live call, for the latency and cost asserts.
+                took = (measured or {}).get(candidate, {}).get(golden.id) or []
                 for index, output in enumerate(repeats):
                     if _failed(output):
                         results.append(error_result(golden, candidate, output.message))
@@ -332,6 +335,8 @@ class _Scoring:
                         similarity_name=self.backend_name,
                         ctx=self.ctx,
                         finish_reason=reasons[index] if index < len(reasons) else None,
+                        latency_ms=took[index][0] if index < len(took) else None,
+                        cost_usd=took[index][1] if index < len(took) else None,
                     )
                     if self.judging and result.status == "needs-judge":
                         pending.append((len(per_pair), len(results), output))
@@ -388,7 +393,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         if document is None:
             document = _load_baseline(options.baseline or config.baseline)
     outputs, stats, live_info = _outputs(options, config, goldens, by_id)
-    spec, finish = live_info if live_info is not None else (None, None)
+    spec, finish, measured = live_info if live_info is not None else (None, None, None)
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
@@ -400,7 +405,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         config,
         not options.no_cache,
     )
-    keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish)
+    keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish, measured=measured)
     spec_notes: list[str] = list(spec.notes) if spec is not None else []
     strays: dict[str, tuple[int, list[str]]] = {}
     for candidate, produced in outputs.items():
@@ -561,7 +566,12 @@ def _adaptive_repeats(
         for name, value in extra.stats.to_dict().items():
             stats[name] = stats.get(name, 0) + value
         extra_keys, extra_results = scoring.score(
-            extra.outputs, goldens, by_id, fill_missing=False, finish=extra.finish
+            extra.outputs,
+            goldens,
+            by_id,
+            fill_missing=False,
+            finish=extra.finish,
+            measured=extra.measured,
         )
         for key, repeats in zip(extra_keys, extra_results, strict=True):
             per_pair[index[key]].extend(repeats)

@@ -47,8 +47,9 @@ from assay.asserts._registry import _passed
 from assay.cascade import NO_OUTPUT, evaluate
 from assay.errors import AssayError, ConfigError
 from assay.goldens import Golden, Tier
+from assay.goldens._defaults import read_defaults
 from assay.goldens._loader import _folder_tier, discover_paths, iter_path, read_quickly, unique
-from assay.goldens._model import build_golden
+from assay.goldens._model import Defaults, build_goldens
 from assay.goldens._records import jsonl_lines
 from assay.results import Result
 from assay.vocabulary import TIER1
@@ -326,8 +327,12 @@ def plan(
 # ----------------------------------------------------------------------- a share's work
 
 
-def _load_share(units: Sequence[Unit], strict: bool) -> list[Golden]:
-    """The goldens of a share, in order (duplicates are checked over the whole suite later).
+def _load_share(
+    units: Sequence[Unit], strict: bool, defaults: Defaults | None = None
+) -> list[Golden]:
+    """The goldens of a share, in order (duplicates are checked over the whole suite later),
+    with the suite's ``defaults`` (read once by :func:`load`, before the fork: every share
+    applies the very same object, as one process does).
 
     Raises:
         GoldenError: a bad golden; Irregular: a JSONL line the exact reader must judge.
@@ -335,14 +340,19 @@ def _load_share(units: Sequence[Unit], strict: bool) -> list[Golden]:
     out: list[Golden] = []
     for unit in units:
         if isinstance(unit, str):
-            out.extend(iter_path(unit, strict=strict, read=read_quickly))
+            out.extend(iter_path(unit, strict=strict, read=read_quickly, defaults=defaults))
             continue
         path, start, stop, first = unit
         tier = _folder_tier(path)
         for line, data in jsonl_lines(path, start, stop, first):
-            out.append(
-                build_golden(
-                    data, source=f"{path}:{line}", default_id=None, folder_tier=tier, strict=strict
+            out.extend(
+                build_goldens(
+                    data,
+                    source=f"{path}:{line}",
+                    default_id=None,
+                    folder_tier=tier,
+                    strict=strict,
+                    defaults=defaults,
                 )
             )
     return out
@@ -472,6 +482,9 @@ def _encode(goldens: list[Golden], scored: Scored | None) -> bytes:
                 g.threshold,
                 g.has_origin,
                 g.fields,
+                g.threshold_given,
+                # The caller holds the suite's one Defaults object: a flag says it applies.
+                g.defaults is not None,
             )
         )
     packed: Any = None
@@ -494,8 +507,11 @@ def _encode(goldens: list[Golden], scored: Scored | None) -> bytes:
         return _PICKLE + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _decode(data: bytes | bytearray, prepared: Prescored | None) -> list[Golden]:
-    """The goldens of a payload, its results filed in ``prepared`` (when it has some)."""
+def _decode(
+    data: bytes | bytearray, prepared: Prescored | None, defaults: Defaults | None = None
+) -> list[Golden]:
+    """The goldens of a payload, its results filed in ``prepared`` (when it has some), those
+    the worker applied the suite's defaults to given ``defaults`` (the caller's same object)."""
     import marshal
     import pickle
 
@@ -510,7 +526,21 @@ def _decode(data: bytes | bytearray, prepared: Prescored | None) -> list[Golden]
         if asserts is None:
             asserts = asserts_of[indexes] = tuple([specs[i] for i in indexes])
         goldens.append(
-            Golden(row[0], row[1], row[2], row[3], row[4], row[5], row[6], asserts, *row[8:])
+            Golden(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                row[5],
+                row[6],
+                asserts,
+                row[8],
+                row[9],
+                row[10],
+                row[11],
+                defaults if row[12] else None,
+            )
         )
     if prepared is None or packed is None:
         return goldens
@@ -596,9 +626,9 @@ class _Worker:
 
 
 def _work(
-    units: Sequence[Unit], strict: bool, scorer: _Scorer | None
+    units: Sequence[Unit], strict: bool, scorer: _Scorer | None, defaults: Defaults | None
 ) -> tuple[list[Golden], Scored | None]:
-    goldens = _load_share(units, strict)
+    goldens = _load_share(units, strict, defaults)
     scored = None
     if scorer is not None:
         try:
@@ -608,14 +638,20 @@ def _work(
     return goldens, scored
 
 
-def _child(units: Sequence[Unit], strict: bool, scorer: _Scorer | None, fd: int) -> None:
+def _child(
+    units: Sequence[Unit],
+    strict: bool,
+    scorer: _Scorer | None,
+    fd: int,
+    defaults: Defaults | None,
+) -> None:
     """A worker's whole life after the fork: load, score, send, exit (never returns)."""
     import gc
 
     code = 1
     try:
         gc.disable()  # a short life of objects that form no cycles
-        goldens, scored = _work(units, strict, scorer)
+        goldens, scored = _work(units, strict, scorer, defaults)
         payload = _encode(goldens, scored)
         view = memoryview(payload)
         while view:
@@ -671,8 +707,10 @@ def _run(
     scorer: _Scorer | None,
     prepared: Prescored | None,
     meanwhile: Callable[[], object] | None = None,
+    defaults: Defaults | None = None,
 ) -> list[Golden]:
-    """Fork a worker for every share but the first, load the first here, gather in order.
+    """Fork a worker for every share but the first, load the first here, gather in order
+    (every share with the suite's ``defaults``).
 
     Raises:
         _Failed, AssayError, Irregular, OSError...: any failure (the caller loads in one
@@ -697,12 +735,12 @@ def _run(
                         os.close(read_end)
                         for other in workers:
                             os.close(other.fd)
-                        _child(units, strict, scorer, write_end)
+                        _child(units, strict, scorer, write_end, defaults)
                     finally:
                         os._exit(1)
                 os.close(write_end)
                 workers.append(_Worker(pid, read_end))
-            goldens, scored = _work(groups[0], strict, scorer)
+            goldens, scored = _work(groups[0], strict, scorer, defaults)
             if meanwhile is not None:  # the caller's own work, while the workers still run
                 meanwhile()
             if prepared is not None and scored is not None:
@@ -711,7 +749,7 @@ def _run(
                     if rs is not None:
                         prepared._results[id(golden)] = (golden, shape, rs)
             for worker in workers:
-                goldens.extend(_decode(_receive(worker), prepared))
+                goldens.extend(_decode(_receive(worker), prepared, defaults))
             return goldens
         finally:
             _stop(workers)
@@ -749,6 +787,10 @@ def load(
     if not paths or not fork_is_safe():
         return None
     try:
+        defaults = read_defaults(root)  # once, here: every share gets this same object
+    except AssayError:  # a bad defaults file: one process raises it, with its message
+        return None
+    try:
         costs = [_cost(p) for p in paths]
     except OSError:  # a file gone since: one process reports it
         return None
@@ -764,7 +806,7 @@ def load(
         return None
     scorer, prepared = _scoring(scoring, tiers)
     try:
-        goldens = _run(groups, strict, scorer, prepared, meanwhile)
+        goldens = _run(groups, strict, scorer, prepared, meanwhile, defaults)
     except Exception:  # one process raises the first error, as it should
         return None
     if len({g.id for g in goldens}) != len(goldens):

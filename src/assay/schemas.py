@@ -52,8 +52,11 @@ def registered_registry(schemas: Mapping[str, Path], source: str | None) -> Any:
 
 
 def check_context(config: Config) -> CheckContext:
-    """The CheckContext of a run under ``config``: its regex budget and registered schemas."""
+    """The CheckContext of a run under ``config``: its regex budget, registered schemas and
+    project root (where ``python`` asserts find their files and modules)."""
     from assay.asserts import CheckContext
 
     registry = registered_registry(config.schemas, config.source) if config.schemas else None
-    return CheckContext(regex_timeout=config.regex_timeout_s, schema_registry=registry)
+    return CheckContext(
+        regex_timeout=config.regex_timeout_s, schema_registry=registry, root=config.root
+    )

@@ -31,11 +31,18 @@ class Finished:
 
     text: str
     finish_reason: str
+    latency_ms: float | None = None
+    cost_usd: float | None = None
 
 
 def check(raw: Any, output: Any, *, text: bool = True, ctx: CheckContext | None = None):
     if isinstance(output, Finished):
-        view = OutputView(output.text, finish_reason=output.finish_reason)
+        view = OutputView(
+            output.text,
+            finish_reason=output.finish_reason,
+            latency_ms=output.latency_ms,
+            cost_usd=output.cost_usd,
+        )
     else:
         view = OutputView(output, text=text)
     return run_assert(parse_assert(raw), view, ctx or DEFAULT_CONTEXT)
@@ -66,13 +73,21 @@ DESIGN_OPS = {
     "is-sql-ish",
     "levenshtein",
     "natural-stop",
+    "python",
+    "is-valid-tool-call",
+    "tool-call",
+    "assert-set",
+    "any-of",
+    "latency",
+    "cost",
 }
 
 
 def test_known_ops_match_the_design() -> None:
     assert set(KNOWN_OPS) == DESIGN_OPS
     assert list(KNOWN_OPS) == sorted(KNOWN_OPS)
-    assert set(OPS) | {"not-contains"} == DESIGN_OPS
+    # The groups are run by run_assert itself, not by an entry of the op table.
+    assert set(OPS) | {"not-contains", "assert-set", "any-of"} == DESIGN_OPS
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,9 @@ class OpCase:
     text: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
+
+_CALL_F = '{"type": "function", "function": {"name": "f", "arguments": "{}"}}'
+_CALL_G = '{"type": "function", "function": {"name": "g", "arguments": "{}"}}'
 
 OP_CASES: dict[str, OpCase] = {
     "equals": OpCase({"value": "hello"}, "hello", "Hello", {}),
@@ -115,11 +133,27 @@ OP_CASES: dict[str, OpCase] = {
         "sitting on the mat",
         {"value": "kitten", "threshold": -1},
     ),
+    "is-valid-tool-call": OpCase({}, _CALL_F, "no call here", {"tools": "get_weather"}),
+    "tool-call": OpCase({"name": "f"}, _CALL_F, _CALL_G, {"arguments": "x"}),
+    "latency": OpCase(
+        {"threshold": 500},
+        Finished("hi", "stop", latency_ms=120.0),
+        Finished("hi", "stop", latency_ms=900.0),
+        {"threshold": -1},
+    ),
+    "cost": OpCase(
+        {"threshold": 0.01},
+        Finished("hi", "stop", cost_usd=0.002),
+        Finished("hi", "stop", cost_usd=0.05),
+        {"threshold": "cheap"},
+    ),
 }
 
 
 def test_every_op_has_a_case() -> None:
-    assert set(OP_CASES) == set(OPS)
+    # python's passing check carries its score as evidence, so it has its own tests
+    # (tests/asserts/test_python_and_tool_calls.py) instead of a case here.
+    assert set(OP_CASES) | {"python"} == set(OPS)
 
 
 @pytest.mark.parametrize("op", sorted(OP_CASES))

@@ -277,18 +277,19 @@ def test_every_mismatch_names_what_was_wrong(raw: dict[str, Any], output: str, r
 
 
 def test_an_unknown_argument_has_evidence() -> None:
-    result = check({"op": "contains", "value": "a", "weight": 2}, "a")
+    # weight is known to every op (the golden reads it); promptfoo's metric is not.
+    result = check({"op": "contains", "value": "a", "metric": "m"}, "a")
     assert result.passed is False
-    assert result.evidence == {"reason": "unknown_argument", "arguments": ["weight"]}
+    assert result.evidence == {"reason": "unknown_argument", "arguments": ["metric"]}
     result = check({"op": "not-is-json", "value": "x", "flags": "i"}, "a")
     assert result.evidence == {"reason": "unknown_argument", "arguments": ["flags", "value"]}
 
 
 def test_mixed_key_types_in_an_assert_built_in_python_are_named() -> None:
     # parse_assert may refuse such keys; a spec built directly must still fail, not raise.
-    spec = AssertSpec("contains", False, {"value": "a", 1: "x", "weight": 2})
+    spec = AssertSpec("contains", False, {"value": "a", 1: "x", "metric": 2})
     result = run_assert(spec, OutputView("a"))
-    assert result.evidence == {"reason": "unknown_argument", "arguments": ["1", "weight"]}
+    assert result.evidence == {"reason": "unknown_argument", "arguments": ["1", "metric"]}
 
 
 @pytest.mark.parametrize(

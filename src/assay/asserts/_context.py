@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assay.asserts._result import ArgumentProblem
@@ -21,10 +22,13 @@ class CheckContext:
         regex_timeout: seconds one regex search may take before the check fails closed.
         schema_registry: a ``referencing.Registry`` of schemas that ``$ref`` may name (no
             network retrieval ever happens; an unknown remote ref is a failed check).
+        root: the project root, where a ``python`` assert's file or module is found (None:
+            the working directory).
     """
 
     regex_timeout: float = 0.1
     schema_registry: Any = None
+    root: Path | None = None
 
 
 DEFAULT_CONTEXT = CheckContext()
@@ -33,18 +37,45 @@ DEFAULT_CONTEXT = CheckContext()
 class OutputView:
     """A candidate output plus its JSON parse and its text form, each computed lazily and once."""
 
-    __slots__ = ("_json", "_text", "finish_reason", "is_text", "raw")
+    __slots__ = (
+        "_json",
+        "_text",
+        "cost_usd",
+        "finish_reason",
+        "golden",
+        "is_text",
+        "latency_ms",
+        "raw",
+    )
 
-    def __init__(self, raw: Any, *, text: bool = True, finish_reason: str | None = None):
+    def __init__(
+        self,
+        raw: Any,
+        *,
+        text: bool = True,
+        finish_reason: str | None = None,
+        golden: Any = None,
+        latency_ms: float | None = None,
+        cost_usd: float | None = None,
+    ):
         """``text=True``: a string output is text that may hold JSON (parsed on demand);
         ``text=False``: the output is already a JSON value, strings included.
 
         ``is_text`` is True for the first case only: ``equals`` compares such an output as text
         and any other output as a JSON value (the value at a pointer is one).
 
-        ``finish_reason`` is why the model stopped (a live output), for ``natural-stop``."""
+        ``finish_reason`` is why the model stopped (a live output), for ``natural-stop``.
+
+        ``golden`` is the golden being scored (None through the scorer API), for the context
+        a ``python`` assert's function is given; typed Any so this module needs no goldens.
+
+        ``latency_ms`` and ``cost_usd`` are what the live call took, for ``latency`` and
+        ``cost`` (None for a static or cached output)."""
         self.raw = raw
         self.finish_reason = finish_reason
+        self.golden = golden
+        self.latency_ms = latency_ms
+        self.cost_usd = cost_usd
         self.is_text = text and isinstance(raw, str)
         self._json: Any = _UNPARSED if self.is_text else raw
         if not self.is_text and not _json_shaped(raw):

@@ -13,10 +13,13 @@ from types import MappingProxyType
 from typing import Any, Final, overload
 
 from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text
+from assay.asserts._groups import aggregate, check_score
 from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
+from assay.asserts._perf import op_cost, op_latency
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
+from assay.asserts._python import op_python
 from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
-from assay.asserts._spec import NOT_PREFIX, AssertSpec
+from assay.asserts._spec import GROUP_OPS, NOT_PREFIX, SCORED_OPS, AssertSpec, parse_assert
 from assay.asserts._sql import op_is_sql, op_is_sql_ish
 from assay.asserts._stop import op_natural_stop
 from assay.asserts._text import (
@@ -30,7 +33,8 @@ from assay.asserts._text import (
     op_starts_with,
     regex_search,
 )
-from assay.errors import ValidationError
+from assay.asserts._tools import op_is_valid_tool_call, op_tool_call
+from assay.errors import GoldenError, ValidationError
 from assay.plugins import OPS_GROUP, find_plugin, is_plugin_name, track_cache
 
 Handler = Callable[[OutputView, Mapping[str, Any], CheckContext], Outcome]
@@ -55,14 +59,20 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
     "is-sql-ish": (op_is_sql_ish, frozenset()),
     "levenshtein": (op_levenshtein, frozenset({"value", "threshold"})),
     "natural-stop": (op_natural_stop, frozenset()),
+    "python": (op_python, frozenset({"value", "threshold", "timeout_s"})),
+    "is-valid-tool-call": (op_is_valid_tool_call, frozenset({"tools"})),
+    "tool-call": (op_tool_call, frozenset({"value", "name", "arguments", "schema"})),
+    "latency": (op_latency, frozenset({"threshold"})),
+    "cost": (op_cost, frozenset({"threshold"})),
 }
 
 # The built-in ops, read-only: adding an op goes through register_op or an entry point, so
 # every list of known ops stays true (mutating this table used to leave KNOWN_OPS stale).
 OPS: Final[Mapping[str, OpEntry]] = MappingProxyType(_BUILTIN)
 
-# Listed in the design as an op of its own; it is the negation of contains.
-_ALIASES: Final = ("not-contains",)
+# Listed in the design as an op of its own; it is the negation of contains. The groups are
+# run by run_assert itself (they hold asserts, not a handler of one output).
+_ALIASES: Final = ("not-contains", *sorted(GROUP_OPS))
 
 # Ops registered in-process with register_op, and plugin ops loaded from entry points.
 _REGISTERED: dict[str, OpEntry] = {}
@@ -208,7 +218,8 @@ def find_op(op: str) -> OpEntry | None:
     return entry
 
 
-_IGNORED_ARGS = frozenset({"description", "name"})
+# weight is read by whoever aggregates the check (the golden, a group), never by the op.
+_IGNORED_ARGS = frozenset({"description", "name", "weight"})
 
 
 def _spec_text(spec: AssertSpec) -> str:
@@ -258,7 +269,14 @@ def _view_at_path(spec: AssertSpec, output: OutputView) -> OutputView | CheckRes
         return _failed(spec, str(exc), {"reason": "invalid_pointer", "path": path})
     if found is MISSING:
         return _failed(spec, f"no value at {path}", {"reason": "missing_pointer", "path": path})
-    return OutputView(found, text=False)
+    # The golden goes along: a python assert at a path still gets the golden's context.
+    return OutputView(
+        found,
+        text=False,
+        golden=output.golden,
+        latency_ms=output.latency_ms,
+        cost_usd=output.cost_usd,
+    )
 
 
 def _safe_str(value: Any) -> str:
@@ -329,6 +347,8 @@ def run_assert(
         passes = _PASSES.get(spec.op)
         if passes is not None and passes(spec.args, output, ctx):
             return shared
+    if spec.op in GROUP_OPS:
+        return _run_group(spec, output, ctx)
     entry = _BUILTIN.get(spec.op) or find_op(spec.op)
     if entry is None:
         hint = (
@@ -366,6 +386,9 @@ def run_assert(
             )
         return _passed(spec)
     if passed:
+        if evidence is not None and spec.op in SCORED_OPS:
+            # A scored check's pass carries its score: it is counted, not just 1.
+            return CheckResult(_spec_text(spec), spec.full_op, True, None, evidence)
         return shared if shared is not None else _passed(spec)
     return CheckResult(
         _spec_text(spec),
@@ -374,3 +397,53 @@ def run_assert(
         reason or f"output does not satisfy '{spec.op}'",
         evidence or {"reason": "check_failed"},
     )
+
+
+def _group_children(spec: AssertSpec) -> tuple[AssertSpec, ...] | CheckResult:
+    """A group's parsed asserts; parsed here only for a spec built in Python (parse_assert
+    parses a golden's groups at load time), and a bad group is a failed check."""
+    if spec.children is not None:
+        return spec.children
+    if spec.negate:
+        return _failed(spec, "a group cannot be negated", {"reason": "invalid_argument"})
+    try:
+        parsed = parse_assert({"op": spec.op, **spec.args})
+    except GoldenError as exc:
+        return _failed(spec, exc.message, {"reason": "invalid_argument"})
+    return parsed.children or ()
+
+
+def _run_group(spec: AssertSpec, output: OutputView, ctx: CheckContext) -> CheckResult:
+    """An ``assert-set`` (weighted mean of its children; passes on its threshold, else when
+    every weighted child passes) or an ``any-of`` (passes when a child does; its best score).
+    """
+    children = _group_children(spec)
+    if isinstance(children, CheckResult):
+        return children
+    checks = [run_assert(child, output, ctx) for child in children]
+    count = sum([c.passed for c in checks])
+    if spec.op == "any-of":
+        passed = count > 0
+        score = max(check_score(c) for c in checks)
+    else:
+        threshold = spec.args.get("threshold")
+        passed, score = aggregate(
+            children, checks, float(threshold) if threshold is not None else None
+        )
+    evidence: dict[str, Any] = {"score": score, "checks": [c.to_dict() for c in checks]}
+    text = f"{spec.op} ({count} of {len(checks)} passed)"
+    if passed:
+        return CheckResult(text, spec.full_op, True, None, evidence)
+    # Scored children may all pass and still score below the threshold.
+    failed = "; ".join(f"{c.text}: {c.reason}" for c in checks if not c.passed) or "none"
+    if spec.op == "any-of":
+        reason = f"no assert passed ({failed})"
+    elif spec.args.get("threshold") is not None:
+        reason = (
+            f"score {score:.3g} is below the threshold {spec.args['threshold']:g} "
+            f"(failed: {failed})"
+        )
+    else:
+        reason = f"failed: {failed}"
+    evidence["reason"] = "group_failed"
+    return CheckResult(text, spec.full_op, False, reason, evidence)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from assay.asserts._result import CheckResult
 from assay.errors import GoldenError
@@ -37,16 +38,37 @@ class AssertSpec:
         text: the assert as the user would recognise it (``'not-contains:foo'``).
         passed: the (immutable) result of this assert passing, shared by every output that
             passes it, so a large suite does not allocate one result per passing check.
+        weight: how much the check counts in its golden's (or group's) score; 0 makes it
+            informational. Read from ``args['weight']`` (kept there so fingerprints see it).
+        children: a group's (``assert-set``, ``any-of``) parsed asserts, else None; the raw
+            list stays in ``args['asserts']`` so the spec's arguments remain JSON.
+        plain: the check counts exactly 0 or 1 with weight 1, so a golden made only of plain
+            checks is decided by the original all-must-pass rule without any weighting.
 
     Specs compare by identity and are read-only (``args`` may hold any JSON value). ``text`` and
     ``passed`` are computed on first use: the scorer API builds a spec per call and rarely
     needs either.
     """
 
-    __slots__ = ("_passed", "_text", "args", "full_op", "negate", "op")
+    __slots__ = (
+        "_passed",
+        "_text",
+        "args",
+        "children",
+        "full_op",
+        "negate",
+        "op",
+        "plain",
+        "weight",
+    )
 
     def __init__(
-        self, op: str, negate: bool, args: Mapping[str, Any] | None = None, text: str | None = None
+        self,
+        op: str,
+        negate: bool,
+        args: Mapping[str, Any] | None = None,
+        text: str | None = None,
+        children: tuple[AssertSpec, ...] | None = None,
     ):
         self.op = op
         self.negate = negate
@@ -54,6 +76,11 @@ class AssertSpec:
         self.full_op = f"{NOT_PREFIX}{op}" if negate else op
         self._text = text
         self._passed: CheckResult | None = None
+        self.children = children
+        raw_weight = self.args.get("weight", 1) if self.args else 1
+        # parse_assert rejects a bad weight; a spec built in Python with one counts as 1.
+        self.weight = float(raw_weight) if _is_weight(raw_weight) else 1.0
+        self.plain = self.weight == 1.0 and op not in SCORED_OPS
 
     @property
     def text(self) -> str:
@@ -74,6 +101,20 @@ class AssertSpec:
 
     def __repr__(self) -> str:
         return f"AssertSpec({self.full_op!r}, args={dict(self.args)!r})"
+
+
+# Ops whose check carries its own score (evidence ``{"score": x}``) rather than 0 or 1.
+GROUP_OPS: Final = frozenset({"assert-set", "any-of"})
+SCORED_OPS: Final = frozenset({"python", *GROUP_OPS})
+
+
+def _is_weight(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 def yaml_typed(value: Any) -> str | None:
@@ -164,12 +205,68 @@ def parse_asserts(raws: list[Any], *, source: str | None) -> tuple[tuple[AssertS
     return tuple(specs), mapped
 
 
+def _group_children(
+    op: str,
+    negate: bool,
+    data: Mapping[str, Any],
+    source: str | None,
+    field: str,
+    nested: bool,
+) -> tuple[AssertSpec, ...]:
+    """The parsed asserts of an ``assert-set`` or ``any-of``, checked at load time so a bad
+    child is an error naming it (``asserts[2].asserts[0]``), never a silently failed check."""
+    if negate:
+        raise GoldenError(
+            f"'{NOT_PREFIX}{op}' is not an assert: a group cannot be negated",
+            source=source,
+            field=field,
+        )
+    if op == "assert-set" and nested:
+        # promptfoo rejects nested assert-sets too: one level of grouping keeps the score
+        # arithmetic readable.
+        raise GoldenError(
+            "an assert-set cannot be nested in another group", source=source, field=field
+        )
+    raws = data.get("asserts")
+    if not isinstance(raws, list) or not raws:
+        raise GoldenError(
+            f"{op} needs a non-empty list 'asserts'", source=source, field=f"{field}.asserts"
+        )
+    allowed = {"asserts", "weight", "description", "name"}
+    if op == "assert-set":
+        allowed.add("threshold")
+        threshold = data.get("threshold")
+        if threshold is not None and (not _is_weight(threshold) or threshold > 1):
+            raise GoldenError(
+                "threshold must be a number between 0 and 1",
+                source=source,
+                field=f"{field}.threshold",
+            )
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise GoldenError(
+            f"unknown argument(s) {unknown} for {op}", source=source, field=f"{field}.{unknown[0]}"
+        )
+    return tuple(
+        _parse(raw, source=source, field=f"{field}.asserts[{index}]", nested=True)
+        for index, raw in enumerate(raws)
+    )
+
+
 def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts") -> AssertSpec:
     """Normalise one assert written in any accepted form.
 
+    A mapping may carry ``weight`` (a number >= 0); ``assert-set`` and ``any-of`` groups have
+    their ``asserts`` parsed here, recursively.
+
     Raises:
-        GoldenError: when the assert is neither a string nor a mapping with an op.
+        GoldenError: when the assert is neither a string nor a mapping with an op, has a bad
+            weight, or is a malformed group.
     """
+    return _parse(raw, source=source, field=field, nested=False)
+
+
+def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertSpec:
     if isinstance(raw, str):
         cached = _STRING_SPECS.get(raw)
         if cached is not None:
@@ -179,6 +276,12 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
         if not op_text:
             raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
         op, negate = _split_negation(op_text)
+        if op in GROUP_OPS:
+            raise GoldenError(
+                f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})",
+                source=source,
+                field=field,
+            )
         args: dict[str, Any] = {"value": arg} if sep else {}
         spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
         if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
@@ -234,7 +337,16 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
                     field=f"{field}.{key}",
                 )
         op, negate = _split_negation(op_value.strip())
-        return AssertSpec(op=op, negate=negate, args=data)
+        if "weight" in data and not _is_weight(data["weight"]):
+            raise GoldenError(
+                f"weight must be a number >= 0, not {data['weight']!r}",
+                source=source,
+                field=f"{field}.weight",
+            )
+        children = (
+            _group_children(op, negate, data, source, field, nested) if (op in GROUP_OPS) else None
+        )
+        return AssertSpec(op=op, negate=negate, args=data, children=children)
     raise GoldenError(
         f"an assert must be a string like 'contains:foo' or a mapping, not {type(raw).__name__}",
         source=source,

@@ -1,6 +1,7 @@
 """Golden loading: markdown + YAML frontmatter, JSONL, YAML lists; tiers; packaged defaults."""
 
 from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
+from assay.goldens._defaults import DEFAULTS_FILES, read_defaults
 from assay.goldens._loader import (
     TASK_FILE,
     discover,
@@ -9,22 +10,26 @@ from assay.goldens._loader import (
     load_suite,
     packaged_root,
 )
-from assay.goldens._model import DEFAULT_THRESHOLD, Golden, build_golden
+from assay.goldens._model import DEFAULT_THRESHOLD, Defaults, Golden, build_golden, build_goldens
 from assay.vocabulary import TIERS, Tier
 
 __all__ = [
+    "DEFAULTS_FILES",
     "DEFAULT_THRESHOLD",
     "TASK_FILE",
     "TIERS",
+    "Defaults",
     "Golden",
     "Inconsistency",
     "SelfTestReport",
     "Tier",
     "build_golden",
+    "build_goldens",
     "discover",
     "iter_file",
     "iter_goldens",
     "load_suite",
     "packaged_root",
+    "read_defaults",
     "self_test",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
-from assay.goldens._model import Golden, unknown_fields
+from assay.goldens._model import Defaults, Golden, unknown_fields
 
 
 @dataclass(slots=True)
@@ -30,6 +30,9 @@ class SelfTestReport:
     no_expected: list[str] = field(default_factory=list)
     no_origin: list[str] = field(default_factory=list)
     unknown_fields: dict[str, list[str]] = field(default_factory=dict)
+    # The folder defaults the goldens got (listed, so that checks no golden file shows are
+    # seen): the first golden's that has any; one run loads one folder, so one defaults file.
+    defaults: Defaults | None = None
 
     @property
     def ok(self) -> bool:
@@ -45,6 +48,7 @@ class SelfTestReport:
             "no_expected": list(self.no_expected),
             "no_origin": list(self.no_origin),
             "unknown_fields": {k: list(v) for k, v in self.unknown_fields.items()},
+            "defaults": None if self.defaults is None else self.defaults.to_dict(),
             "ok": self.ok,
         }
 
@@ -52,6 +56,8 @@ class SelfTestReport:
 def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) -> SelfTestReport:
     report = SelfTestReport()
     for golden in goldens:
+        if report.defaults is None and golden.defaults is not None:
+            report.defaults = golden.defaults
         if not golden.has_origin:
             report.no_origin.append(golden.id)
         unknown = unknown_fields(golden) if golden.fields else None

@@ -8,8 +8,9 @@ from importlib import resources
 from pathlib import Path
 
 from assay.errors import GoldenError
+from assay.goldens._defaults import read_defaults
 from assay.goldens._markdown import decode_utf8, parse_markdown, split_frontmatter
-from assay.goldens._model import Golden, build_golden
+from assay.goldens._model import Defaults, Golden, build_goldens
 from assay.goldens._records import iter_jsonl, iter_yaml_list, with_line
 from assay.io import read_bytes, require_regular_file
 from assay.vocabulary import TIERS, Tier
@@ -112,9 +113,12 @@ def _stem(name: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-def iter_file(path: Path, *, strict: bool = False) -> Iterator[Golden]:
-    """The goldens held by one file (``strict``: every unknown frontmatter key is an error)."""
-    return iter_path(str(path), strict=strict)
+def iter_file(
+    path: Path, *, strict: bool = False, defaults: Defaults | None = None
+) -> Iterator[Golden]:
+    """The goldens held by one file (``strict``: every unknown frontmatter key is an error;
+    ``defaults``: its folder's, see :func:`assay.goldens._defaults.read_defaults`)."""
+    return iter_path(str(path), strict=strict, defaults=defaults)
 
 
 def _read(path: str) -> bytes:
@@ -141,33 +145,38 @@ def read_quickly(path: str) -> bytes:
 
 
 def iter_path(
-    source: str, *, strict: bool = False, read: Callable[[str], bytes] = _read
+    source: str,
+    *,
+    strict: bool = False,
+    read: Callable[[str], bytes] = _read,
+    defaults: Defaults | None = None,
 ) -> Iterator[Golden]:
     """:func:`iter_file` of the path ``str(path)`` gives (``source``, as errors name it);
     ``read`` reads a markdown golden's bytes (:func:`read_quickly` in a worker process)."""
     folder, name = os.path.split(source)
     tier = _tier_of(folder, name)
     if name.endswith(_JSONL):
-        yield from iter_jsonl(Path(source), tier, strict=strict)
+        yield from iter_jsonl(Path(source), tier, strict=strict, defaults=defaults)
     elif name.endswith(_YAML):
-        yield from iter_yaml_list(Path(source), tier, strict=strict)
+        yield from iter_yaml_list(Path(source), tier, strict=strict, defaults=defaults)
     else:
         data = read(source)
         front, has_origin = parse_markdown(data, source)
         try:
-            golden = build_golden(
+            goldens = build_goldens(
                 front,
                 source=source,
                 default_id=_stem(name),
                 folder_tier=tier,
                 has_origin=has_origin,
                 strict=strict,
+                defaults=defaults,
             )
         except GoldenError as exc:
             # The frontmatter starts on the file's second line.
             front_text = split_frontmatter(decode_utf8(data, source), source)[0]
             raise with_line(exc, front_text, line_offset=1) from None
-        yield golden
+        yield from goldens
 
 
 def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
@@ -186,9 +195,15 @@ def unique(goldens: Iterable[Golden]) -> Iterator[Golden]:
 
 
 def iter_goldens(root: Path | str, *, strict: bool = False) -> Iterator[Golden]:
-    """Stream every golden under ``root`` in sorted file order, ids checked for duplicates."""
+    """Stream every golden under ``root`` in sorted file order, ids checked for duplicates,
+    each with the defaults of ``root``'s ``_defaults.yaml`` (unless it opts out).
+
+    Raises:
+        GoldenError: as :func:`discover`, or a bad defaults file (before any golden).
+    """
     paths = discover_paths(Path(root))
-    return unique(g for path in paths for g in iter_path(path, strict=strict))
+    defaults = read_defaults(root)
+    return unique(g for path in paths for g in iter_path(path, strict=strict, defaults=defaults))
 
 
 def packaged_root() -> Path:

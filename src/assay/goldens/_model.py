@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from assay.asserts import AssertSpec
@@ -41,11 +42,47 @@ KNOWN_FIELDS: Final = frozenset(
         "gate",
         "completion_signals",
         "expected_test_outcomes",
+        "vars",
+        "defaults",
         *_LIST_OF_STR_FIELDS,
         *_STR_FIELDS,
         *_NON_NEGATIVE_FIELDS,
     }
 )
+
+# The golden's own names a prompt template sees (assay.models._template.RESERVED_NAMES, which
+# this module does not import: loading goldens never loads the model code). A var of one of
+# these names would hide the golden's own value, so it is refused when the golden is loaded,
+# not first when a paid model is about to be called.
+RESERVED_VARS: Final = ("input", "id", "tier", "title", "role")
+# What a goldens folder's defaults file (see assay.goldens._defaults) may set.
+DEFAULTS_KEYS: Final = ("vars", "asserts", "threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """What a goldens folder's ``_defaults.yaml`` adds to each of its goldens.
+
+    Attributes:
+        source: the defaults file, for error messages and ``--self-test``.
+        asserts: checks run before each golden's own (promptfoo's ``defaultTest`` order).
+        vars: vars under each golden's own (a golden's var of the same name wins).
+        threshold: the threshold of a golden that sets none (None: the built-in default).
+    """
+
+    source: str
+    asserts: tuple[AssertSpec, ...] = ()
+    vars: Mapping[str, Any] | None = None
+    threshold: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``--self-test --json`` lists: the file, assert texts, var names, threshold."""
+        return {
+            "source": self.source,
+            "asserts": [spec.text for spec in self.asserts],
+            "vars": list(self.vars or ()),
+            "threshold": self.threshold,
+        }
 
 
 def _near_miss(key: Any) -> str | None:
@@ -78,6 +115,9 @@ class Golden:
         source: where it came from (``path`` or ``path:line``), for error messages.
         has_origin: whether it says where it came from (a ``## Origin`` section / ``origin``).
         fields: every other frontmatter field (agent-task fields among them).
+        threshold_given: whether the golden (or its suite's defaults) set ``threshold``
+            explicitly; False means ``threshold`` is the built-in default.
+        defaults: the folder defaults applied to it (None: none, or ``defaults: false``).
     """
 
     id: str
@@ -91,6 +131,9 @@ class Golden:
     threshold: float = DEFAULT_THRESHOLD
     has_origin: bool = False
     fields: Mapping[str, Any] = field(default_factory=dict)
+    # Last, so the positional construction (build_golden, the parallel decoder) stays cheap.
+    threshold_given: bool = False
+    defaults: Defaults | None = None
 
 
 def _check_signals(signals: Any, source: str) -> None:
@@ -128,6 +171,143 @@ def unknown_fields(golden: Golden) -> list[str]:
     return [str(k) for k in golden.fields if k not in KNOWN_FIELDS]
 
 
+def _json_problem(value: Any) -> str | None:
+    """Why ``value`` is no JSON value (a YAML date, a set, a non-string key), or None.
+
+    Vars end up in prompts, cache keys and fingerprints, all of which are JSON: a value that
+    only YAML can hold would render or hash differently from what the author wrote.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item is None or isinstance(item, str | bool | int | float):
+            continue
+        if isinstance(item, datetime.date):
+            return f"YAML read {item.isoformat()} as a date, which is not JSON: quote it"
+        if isinstance(item, Mapping):
+            for key in item:
+                if not isinstance(key, str):
+                    return f"the key {key!r} is not a string, which JSON needs: quote it"
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        else:
+            return f"a {type(item).__name__} is not a JSON value"
+    return None
+
+
+def check_var_mapping(value: Any, *, source: str, where: str, owner: str) -> dict[str, Any]:
+    """One mapping of vars (``where`` names it in errors: ``vars``, ``vars[2]``; ``owner``
+    says whose they are: ``golden 'g1'``), checked.
+
+    Raises:
+        GoldenError: not a mapping, a name that is no string or is one of
+            :data:`RESERVED_VARS`, or a value that is no JSON value (naming ``where.name``).
+    """
+    if not isinstance(value, Mapping):
+        kind = "null" if value is None else f"a {type(value).__name__}"
+        raise GoldenError(
+            f"vars must be a mapping of names to values, not {kind}", source=source, field=where
+        )
+    for name, item in value.items():
+        if not isinstance(name, str):
+            raise GoldenError(
+                f"a var name must be a string, not {name!r}: quote it", source=source, field=where
+            )
+        if name in RESERVED_VARS:
+            # The wording of the same check at prompt time (assay.models.prompt_context).
+            raise GoldenError(
+                f"{owner} has a var named {name!r}, a name the golden itself gives a "
+                f"template ({', '.join(RESERVED_VARS)}): rename the var",
+                source=source,
+                field=f"{where}.{name}",
+            )
+        problem = _json_problem(item)
+        if problem is not None:
+            raise GoldenError(problem, source=source, field=f"{where}.{name}")
+    return dict(value)
+
+
+def _read_vars(
+    value: Any, source: str, golden_id: str
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None]:
+    """A golden's ``vars``: (one mapping, None) or (None, a list of mappings to expand).
+
+    Raises:
+        GoldenError: naming ``vars`` or the list item at fault (``vars[2]``).
+    """
+    owner = f"golden {golden_id!r}"
+    if not isinstance(value, list):
+        if not isinstance(value, Mapping):
+            kind = "null" if value is None else f"a {type(value).__name__}"
+            raise GoldenError(
+                f"vars must be a mapping of names to values or a non-empty list of them, "
+                f"not {kind}",
+                source=source,
+                field="vars",
+            )
+        return check_var_mapping(value, source=source, where="vars", owner=owner), None
+    if not value:
+        # An empty list would make no golden at all: a suite must not shrink unseen.
+        raise GoldenError(
+            "vars is an empty list, which makes no golden: give at least one mapping",
+            source=source,
+            field="vars",
+        )
+    return None, [
+        check_var_mapping(item, source=source, where=f"vars[{i}]", owner=owner)
+        for i, item in enumerate(value)
+    ]
+
+
+def parse_golden_asserts(raw_asserts: Any, *, source: str) -> tuple[AssertSpec, ...]:
+    """A golden's (or a defaults file's) ``asserts`` list, parsed and checked.
+
+    Raises:
+        GoldenError: not a list, an assert that does not parse, or a text argument YAML typed
+            (``contains: 2024-01-01``), naming ``asserts[i]``.
+    """
+    if raw_asserts is None:
+        raw_asserts = []
+    if not isinstance(raw_asserts, list):
+        raise GoldenError("asserts must be a list", source=source, field="asserts")
+    asserts, mapped = parse_asserts(raw_asserts, source=source)
+    if mapped:
+        _check_typed(asserts, source)
+    return asserts
+
+
+def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
+    """Fail on a text argument YAML typed (only a mapping assert's arguments can be typed).
+
+    Raises:
+        GoldenError: naming ``asserts[i].<argument>``.
+    """
+    for i, spec in enumerate(asserts):
+        typed = typed_text_argument(spec) if spec.op in TEXT_OPS else None
+        if typed is not None:
+            name, what = typed
+            raise GoldenError(
+                f"YAML read the {name} of '{spec.full_op}' as {what}: quote it "
+                f'({name}: "...") to test the text you wrote',
+                source=source,
+                field=f"asserts[{i}].{name}",
+            )
+
+
+def check_threshold(value: Any, *, source: str) -> float:
+    """A ``threshold`` value, checked.
+
+    Raises:
+        GoldenError: not a number between 0 and 1, naming ``threshold``.
+    """
+    if not is_number(value) or not 0 <= value <= 1:
+        raise GoldenError(
+            "threshold must be a number between 0 and 1", source=source, field="threshold"
+        )
+    return float(value)
+
+
 def build_golden(
     data: Any,
     *,
@@ -136,8 +316,62 @@ def build_golden(
     folder_tier: Tier | None,
     has_origin: bool = False,
     strict: bool = False,
+    defaults: Defaults | None = None,
 ) -> Golden:
-    """Validate one golden's fields and build it.
+    """Validate one golden's fields and build it (with ``defaults``, its folder's defaults).
+
+    A golden whose ``vars`` is a list is several goldens: :func:`build_goldens` builds them.
+
+    Raises:
+        GoldenError: naming ``source`` and the field at fault, or ``vars`` when it is a list.
+    """
+    golden, items = _build(data, source, default_id, folder_tier, has_origin, strict, defaults)
+    if items is not None:
+        raise GoldenError(
+            "vars is a list, which makes one golden per item: load it with build_goldens",
+            source=source,
+            field="vars",
+        )
+    return golden
+
+
+def build_goldens(
+    data: Any,
+    *,
+    source: str,
+    default_id: str | None,
+    folder_tier: Tier | None,
+    has_origin: bool = False,
+    strict: bool = False,
+    defaults: Defaults | None = None,
+) -> list[Golden]:
+    """The goldens one record makes: itself, or with a ``vars`` list one golden per item, ids
+    ``<id>#1``, ``<id>#2``... in list order, each with its own ``vars`` mapping. They share the
+    record's parsed asserts and its ``source`` (errors name where they were written).
+
+    Raises:
+        GoldenError: naming ``source`` and the field at fault.
+    """
+    golden, items = _build(data, source, default_id, folder_tier, has_origin, strict, defaults)
+    if items is None:
+        return [golden]
+    base = golden.fields
+    return [
+        replace(golden, id=f"{golden.id}#{n}", fields={**base, "vars": item})
+        for n, item in enumerate(items, 1)
+    ]
+
+
+def _build(
+    data: Any,
+    source: str,
+    default_id: str | None,
+    folder_tier: Tier | None,
+    has_origin: bool,
+    strict: bool,
+    defaults: Defaults | None,
+) -> tuple[Golden, list[dict[str, Any]] | None]:
+    """The golden ``data`` describes, and its expanded vars list (None when not a list).
 
     A key near a known field (``assert``) is always an error; any other unknown key is kept in
     ``fields`` as metadata, or with ``strict`` is an error too.
@@ -175,27 +409,51 @@ def build_golden(
             field="tier",
         )
     tier: Tier = folder_tier or raw_tier or "standard"
+    # parse_golden_asserts, inline: this is the hot path of a 100,000-golden suite.
     raw_asserts = data.pop("asserts", None)
     if raw_asserts is None:
         raw_asserts = []
     if not isinstance(raw_asserts, list):
         raise GoldenError("asserts must be a list", source=source, field="asserts")
     asserts, mapped = parse_asserts(raw_asserts, source=source)
-    for i, spec in enumerate(asserts if mapped else ()):
-        typed = typed_text_argument(spec) if spec.op in TEXT_OPS else None
-        if typed is not None:
-            name, what = typed
-            raise GoldenError(
-                f"YAML read the {name} of '{spec.full_op}' as {what}: quote it "
-                f'({name}: "...") to test the text you wrote',
-                source=source,
-                field=f"asserts[{i}].{name}",
-            )
+    if mapped:
+        _check_typed(asserts, source)
+    threshold_given = "threshold" in data
     threshold = data.pop("threshold", DEFAULT_THRESHOLD)
-    if threshold is not DEFAULT_THRESHOLD and (not is_number(threshold) or not 0 <= threshold <= 1):
-        raise GoldenError(
-            "threshold must be a number between 0 and 1", source=source, field="threshold"
-        )
+    if threshold is not DEFAULT_THRESHOLD:
+        threshold = check_threshold(threshold, source=source)
+    applied = defaults
+    if "defaults" in data:
+        opted = data.pop("defaults")
+        if type(opted) is not bool:
+            raise GoldenError(
+                "defaults must be true or false (false: this golden skips the folder's "
+                "_defaults.yaml)",
+                source=source,
+                field="defaults",
+            )
+        if not opted:
+            applied = None
+    items: list[dict[str, Any]] | None = None
+    if "vars" in data:
+        own, items = _read_vars(data["vars"], source, raw_id.strip())
+        if own is not None:
+            data["vars"] = own
+    if applied is not None:
+        # Defaults first, then the golden's own: promptfoo's defaultTest order, so a golden's
+        # checks read as refinements of the suite's.
+        if applied.asserts:
+            asserts = applied.asserts + asserts
+        if not threshold_given and applied.threshold is not None:
+            threshold, threshold_given = applied.threshold, True
+        shared = applied.vars
+        if shared:
+            if items is not None:
+                items = [{**shared, **item} for item in items]
+            elif "vars" in data:
+                data["vars"] = {**shared, **data["vars"]}
+            else:
+                data["vars"] = shared  # one mapping for every golden: nothing mutates it
     gate = data.get("gate")
     if gate is not None and gate not in GATE_RULES:
         raise GoldenError(
@@ -245,4 +503,6 @@ def build_golden(
         float(threshold),
         has_origin or bool(data.get("origin")),
         data,
-    )
+        threshold_given,
+        applied,
+    ), items

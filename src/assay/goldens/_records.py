@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from assay._yaml import field_line, yaml_load
 from assay.errors import GoldenError
-from assay.goldens._model import Golden, build_golden
+from assay.goldens._model import Defaults, Golden, build_goldens
 from assay.io import iter_jsonl_objects, read_text
 from assay.vocabulary import Tier
 
@@ -94,16 +94,31 @@ def with_line(
     return GoldenError(exc.message, source=f"{source}:{line}", field=exc.field)
 
 
-def iter_jsonl(path: Path, folder_tier: Tier | None, *, strict: bool = False) -> Iterator[Golden]:
+def iter_jsonl(
+    path: Path,
+    folder_tier: Tier | None,
+    *,
+    strict: bool = False,
+    defaults: Defaults | None = None,
+) -> Iterator[Golden]:
     """Stream goldens from a JSONL file, one line at a time (sources are ``file:line``)."""
     for source, data in iter_jsonl_objects(path, GoldenError):
-        yield build_golden(
-            data, source=source, default_id=None, folder_tier=folder_tier, strict=strict
+        yield from build_goldens(
+            data,
+            source=source,
+            default_id=None,
+            folder_tier=folder_tier,
+            strict=strict,
+            defaults=defaults,
         )
 
 
 def iter_yaml_list(
-    path: Path, folder_tier: Tier | None, *, strict: bool = False
+    path: Path,
+    folder_tier: Tier | None,
+    *,
+    strict: bool = False,
+    defaults: Defaults | None = None,
 ) -> Iterator[Golden]:
     """Goldens from a YAML file holding a list of mappings."""
     text = read_text(path, GoldenError)
@@ -112,13 +127,14 @@ def iter_yaml_list(
         raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
     for index, item in enumerate(data):
         try:
-            golden = build_golden(
+            goldens = build_goldens(
                 item,
                 source=f"{path}[{index}]",
                 default_id=None,
                 folder_tier=folder_tier,
                 strict=strict,
+                defaults=defaults,
             )
         except GoldenError as exc:
             raise with_line(exc, text, item=index) from None
-        yield golden
+        yield from goldens

@@ -35,6 +35,10 @@ class LiveOutputs:
     repeats: int
     stats: RunStats
     finish: dict[str, dict[str, list[str | None]]] = field(default_factory=dict)
+    # (latency ms, cost USD) of each call, as finish is laid out; None for a cache hit.
+    measured: dict[str, dict[str, list[tuple[float | None, float | None]]]] = field(
+        default_factory=dict
+    )
 
 
 def prompt_context(golden: Golden) -> dict[str, Any]:
@@ -157,6 +161,9 @@ def generate_outputs(
             cache.close()
     outputs: dict[str, dict[str, list[Any]]] = {c.id: {} for c in spec.candidates}
     finish: dict[str, dict[str, list[str | None]]] = {c.id: {} for c in spec.candidates}
+    measured: dict[str, dict[str, list[tuple[float | None, float | None]]]] = {
+        c.id: {} for c in spec.candidates
+    }
     for call, outcome in zip(calls, outcomes, strict=True):
         completion = outcome.completion
         value: Any = (
@@ -167,5 +174,8 @@ def generate_outputs(
         outputs[call.candidate].setdefault(call.golden, []).append(value)
         reason = completion.finish_reason if completion is not None else None
         finish[call.candidate].setdefault(call.golden, []).append(reason)
+        measured[call.candidate].setdefault(call.golden, []).append(
+            (outcome.latency_ms, outcome.cost_usd)
+        )
     count = len(range(spec.repeats) if repeats is None else repeats)
-    return LiveOutputs(outputs, count, stats, finish)
+    return LiveOutputs(outputs, count, stats, finish, measured)

@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -67,10 +68,16 @@ class Call:
 
 @dataclass(slots=True)
 class Outcome:
+    """One call's completion (None when it failed) and how it went. ``latency_ms`` (the
+    successful attempt's wall time) and ``cost_usd`` are None for a cache hit: nothing was
+    spent, so a latency or cost assert has nothing to check."""
+
     completion: Completion | None
     error: str | None = None
     cached: bool = False
     attempts: int = 0
+    latency_ms: float | None = None
+    cost_usd: float | None = None
 
 
 @dataclass(slots=True)
@@ -187,10 +194,12 @@ async def run_calls(
             stats.by_provider[call.config.type] = stats.by_provider.get(call.config.type, 0) + 1
             try:
                 async with limit:
+                    started = time.perf_counter()  # inside the limit: waiting is not latency
                     if chat is not None:
                         completion = await chat(call.messages)
                     else:
                         completion = await provider.complete(call.prompt)
+                    latency_ms = (time.perf_counter() - started) * 1000
             except ProviderError as exc:
                 timeouts += isinstance(exc, ProviderTimeout)
                 # A timeout is retried once at most: a model that generates until the timeout
@@ -206,10 +215,11 @@ async def run_calls(
             stats.made += 1
             stats.input_tokens += completion.input_tokens
             stats.output_tokens += completion.output_tokens
-            stats.cost_usd += completion.cost(call.config)
+            cost_usd = completion.cost(call.config)
+            stats.cost_usd += cost_usd
             if cache is not None and (accept is None or accept(completion.text)):
                 cache.put(key, completion)  # at once: an interrupted run keeps it
-            return Outcome(completion, attempts=attempt)
+            return Outcome(completion, attempts=attempt, latency_ms=latency_ms, cost_usd=cost_usd)
 
     async def worker() -> None:
         nonlocal next_index

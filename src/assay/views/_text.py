@@ -228,6 +228,22 @@ def render_failures(table: Mapping[str, Any]) -> str:
 
 def render_self_test(report: SelfTestReport) -> str:
     lines = [f"self-test: {report.checked} golden(s) checked against their own expected"]
+    defaults = report.defaults
+    if defaults is not None:
+        # Checks and vars no golden file shows: say where they come from and what they are.
+        lines.append(
+            f"  defaults      {defaults.source} (each golden but those with defaults: false)"
+        )
+        if defaults.asserts:
+            texts = ", ".join(repr(spec.text) for spec in defaults.asserts)
+            count = len(defaults.asserts)
+            lines.append(f"      {count} assert(s) before each golden's own: {texts}")
+        if defaults.vars:
+            lines.append(f"      vars (a golden's own win): {', '.join(defaults.vars)}")
+        if defaults.threshold is not None:
+            lines.append(f"      threshold {defaults.threshold:g} where a golden sets none")
+        if not (defaults.asserts or defaults.vars or defaults.threshold is not None):
+            lines.append("      adds nothing")
     for item in report.inconsistent:
         lines.append(f"  INCONSISTENT  {item.id} ({item.source})")
         for c in item.failed:

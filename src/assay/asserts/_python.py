@@ -1,0 +1,250 @@
+"""The ``python`` op: a check written as a Python function in the project.
+
+``{op: python, value: "checks.py:function"}`` names a file relative to the project root;
+``"package.module:function"`` a module imported with the project root on ``sys.path``. The
+function is called as ``function(output, context)`` and returns a bool, a number (a score) or
+a mapping ``{pass, score?, reason?}``, with promptfoo's semantics: a number passes when it is
+at least the assert's ``threshold``, or above 0 when there is none; a mapping with a score
+below the threshold fails.
+
+Whatever the function does (raises, hangs, returns nonsense, cannot be found) is a failed
+check naming it, never a crash of the run and never a pass, negated or not.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from assay.asserts._context import CheckContext, OutputView
+from assay.asserts._result import ArgumentProblem, Outcome
+from assay.validate import is_number
+
+DEFAULT_TIMEOUT_S: Final = 10.0
+
+# (reference, root) -> the function, or the reason it cannot be had: resolved and imported
+# once per process (a forked worker inherits what its parent resolved before the fork).
+_RESOLVED: dict[tuple[str, str], Callable[..., Any] | str] = {}
+# Module imports touch sys.path and sys.modules, which are process-wide.
+_IMPORT_LOCK = threading.Lock()
+
+
+def _load(reference: str, root: Path) -> Callable[..., Any] | str:
+    import importlib  # only a run with a python assert imports anything this way
+    import importlib.util
+
+    target, sep, name = reference.rpartition(":")
+    if not sep or not target or not name:
+        return (
+            f"{reference!r} is not a function reference: write 'checks.py:function' or "
+            "'package.module:function'"
+        )
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        path = (root / target).resolve()
+        if not path.is_file():
+            return f"{reference}: no file {path}"
+        # A name of its own per file, so two checks.py files in different folders never
+        # share a module.
+        module_name = f"_assay_check_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+        try:
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                return f"{reference}: {path} cannot be imported"
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(module_name, None)
+            return f"{reference}: importing {target} raised {type(exc).__name__}: {exc}"
+    else:
+        added = str(root) not in sys.path
+        if added:
+            sys.path.insert(0, str(root))
+        try:
+            module = importlib.import_module(target)
+        except Exception as exc:
+            return f"{reference}: importing {target} raised {type(exc).__name__}: {exc}"
+        finally:
+            if added:
+                sys.path.remove(str(root))
+    fn = getattr(module, name, None)
+    if fn is None:
+        return f"{reference}: {target} has no function {name!r}"
+    if not callable(fn):
+        return f"{reference}: {name!r} in {target} is a {type(fn).__name__}, not a function"
+    return fn  # type: ignore[no-any-return]
+
+
+def resolve_function(reference: str, root: Path | None) -> Callable[..., Any]:
+    """The function a ``python`` assert names, imported once per (reference, root).
+
+    Raises:
+        ArgumentProblem: the reference is malformed, its file or module is missing or fails
+            to import, or it has no such function.
+    """
+    base = root if root is not None else Path.cwd()
+    key = (reference, str(base))
+    found = _RESOLVED.get(key)
+    if found is None:
+        with _IMPORT_LOCK:
+            found = _RESOLVED.get(key)
+            if found is None:
+                found = _RESOLVED[key] = _load(reference, base)
+    if isinstance(found, str):
+        raise ArgumentProblem(found, {"reason": "python_unavailable", "function": reference})
+    return found
+
+
+def function_context(golden: Any) -> dict[str, Any]:
+    """What the function is given besides the output: the golden's ``vars``, ``input``,
+    ``id`` and ``tier``, as a prompt template sees them, plus ``expected`` when the golden
+    has one (a check may compare with the reference, as promptfoo's checks get their
+    ``value``). Never the rubric or the other asserts."""
+    if golden is None:
+        return {"vars": {}, "input": None, "id": None, "tier": None}
+    found = golden.fields.get("vars")
+    context: dict[str, Any] = {
+        "vars": dict(found) if isinstance(found, Mapping) else {},
+        "input": golden.input,
+        "id": golden.id,
+        "tier": golden.tier,
+    }
+    if golden.has_expected:
+        context["expected"] = golden.expected
+    return context
+
+
+def _call(fn: Callable[..., Any], output: Any, context: dict[str, Any], timeout: float) -> Any:
+    """``fn(output, context)`` in a daemon thread, bounded by ``timeout`` seconds.
+
+    A thread, for a coroutine function too (run there with asyncio.run): the caller may be
+    inside an event loop, where asyncio.run cannot be called, and a hung function must not
+    hold the run (the daemon thread is abandoned).
+
+    Raises:
+        TimeoutError: the function did not return in time.
+        Exception: whatever the function raised.
+    """
+    # Imported here: a suite without python asserts never loads asyncio (import discipline).
+    import asyncio
+    import inspect
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            if inspect.iscoroutinefunction(fn):
+                box["value"] = asyncio.run(fn(output, context))
+            else:
+                value = fn(output, context)
+                if inspect.isawaitable(value):
+                    value = asyncio.run(_awaited(value))
+                box["value"] = value
+        except BaseException as exc:  # reported as a failed check by the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="assay-python-assert", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def _number_arg(args: Mapping[str, Any], name: str, default: float | None) -> float | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if not is_number(value) or (name == "timeout_s" and value <= 0):
+        wanted = "a number > 0" if name == "timeout_s" else "a finite number"
+        raise ArgumentProblem(
+            f"argument '{name}' must be {wanted}", {"reason": "invalid_argument", "argument": name}
+        )
+    return float(value)
+
+
+def op_python(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+    reference = args.get("value")
+    if not isinstance(reference, str) or not reference.strip():
+        raise ArgumentProblem(
+            "argument 'value' must name a function ('checks.py:function')",
+            {"reason": "invalid_argument", "argument": "value"},
+        )
+    reference = reference.strip()
+    timeout = _number_arg(args, "timeout_s", DEFAULT_TIMEOUT_S)
+    threshold = _number_arg(args, "threshold", None)
+    fn = resolve_function(reference, ctx.root)
+    try:
+        verdict = _call(fn, view.raw, function_context(view.golden), timeout or DEFAULT_TIMEOUT_S)
+    except TimeoutError:
+        raise ArgumentProblem(
+            f"{reference} did not return within {timeout:g} s",
+            {"reason": "python_timeout", "function": reference},
+        ) from None
+    except BaseException as exc:
+        raise ArgumentProblem(
+            f"{reference} raised {type(exc).__name__}: {exc}",
+            {"reason": "python_raised", "function": reference},
+        ) from None
+    return _outcome(reference, verdict, threshold)
+
+
+def _outcome(reference: str, verdict: Any, threshold: float | None) -> Outcome:
+    """promptfoo's reading of a script assert's result (bool, number or mapping)."""
+    reason: str | None = None
+    if isinstance(verdict, bool):
+        passed, score = verdict, 1.0 if verdict else 0.0
+        if not passed:
+            reason = f"{reference} returned False"
+    elif is_number(verdict):
+        score = float(verdict)
+        passed = score >= threshold if threshold is not None else score > 0
+        if not passed:
+            reason = (
+                f"{reference} scored {score:g}, below the threshold {threshold:g}"
+                if threshold is not None
+                else f"{reference} scored {score:g} (a score passes when above 0)"
+            )
+    elif isinstance(verdict, Mapping) and isinstance(verdict.get("pass"), bool):
+        passed = verdict["pass"]
+        raw_score = verdict.get("score")
+        raw_reason = verdict.get("reason")
+        if (raw_score is not None and not is_number(raw_score)) or not (
+            raw_reason is None or isinstance(raw_reason, str)
+        ):
+            raise _bad_result(reference, verdict)
+        score = float(raw_score) if raw_score is not None else 1.0 if passed else 0.0
+        reason = raw_reason
+        if threshold is not None and score < threshold:
+            passed = False
+            below = f"{reference} scored {score:g}, below the threshold {threshold:g}"
+            reason = f"{below}: {reason}" if reason else below
+        elif not passed and not reason:
+            reason = f"{reference} returned pass: false"
+    else:
+        raise _bad_result(reference, verdict)
+    evidence: dict[str, Any] = {"score": score, "function": reference}
+    if passed:
+        return True, None, evidence
+    evidence["reason"] = "python_failed"
+    return False, reason, evidence
+
+
+def _bad_result(reference: str, verdict: Any) -> ArgumentProblem:
+    shown = repr(verdict)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return ArgumentProblem(
+        f"{reference} returned {shown}, not a bool, a number or a mapping {{pass, score?, "
+        "reason?}",
+        {"reason": "python_bad_result", "function": reference},
+    )

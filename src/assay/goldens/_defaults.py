@@ -1,0 +1,112 @@
+"""A goldens folder's defaults: ``_defaults.yaml`` at its root, applied to each of its goldens.
+
+Only the root of the folder being loaded is read (the folder ``assay run PATH`` names, or the
+config's goldens folder), so every golden of one run sees the same defaults, and packaged
+default goldens, loaded from their own folder, never get a project's. Discovery skips the file
+like every ``_``-prefixed name.
+
+Fail closed: a key other than ``vars``, ``asserts`` and ``threshold`` is an error, not ignored
+(a misspelt ``assert:`` would otherwise drop a check from every golden at once).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from assay._yaml import yaml_load
+from assay.errors import GoldenError
+from assay.goldens._model import (
+    DEFAULTS_KEYS,
+    Defaults,
+    check_threshold,
+    check_var_mapping,
+    parse_golden_asserts,
+)
+from assay.goldens._records import with_line
+from assay.io import read_text, require_regular_file
+
+DEFAULTS_FILES: Final = ("_defaults.yaml", "_defaults.yml")
+
+
+def defaults_path(root: Path | str) -> str | None:
+    """The defaults file at the root of the goldens folder ``root``, if there is one (a
+    single golden file as ``root`` has none).
+
+    Raises:
+        GoldenError: both ``_defaults.yaml`` and ``_defaults.yml`` exist (which one wins would
+            be a guess).
+    """
+    folder = str(root)
+    if not os.path.isdir(folder):
+        return None
+    found = [
+        os.path.join(folder, name)
+        for name in DEFAULTS_FILES
+        if os.path.lexists(os.path.join(folder, name))
+    ]
+    if len(found) > 1:
+        raise GoldenError(
+            f"both {DEFAULTS_FILES[0]} and {DEFAULTS_FILES[1]} are here: keep one", source=folder
+        )
+    return found[0] if found else None
+
+
+def read_defaults(root: Path | str) -> Defaults | None:
+    """The defaults of the goldens folder ``root`` (None when it has no defaults file).
+
+    Raises:
+        GoldenError: naming the defaults file (and its line, when it can be found) and the key
+            at fault: unreadable, not a mapping, an unknown key, bad vars, asserts or threshold.
+    """
+    path = defaults_path(root)
+    if path is None:
+        return None
+    require_regular_file(path, GoldenError)  # a FIFO would block the run; a loop has nothing
+    text = read_text(path, GoldenError)
+    data = yaml_load(text, path)
+    if data is None:  # an empty file: defaults that add nothing
+        return Defaults(path)
+    try:
+        return _parse(data, path)
+    except GoldenError as exc:
+        raise with_line(exc, text) from None
+
+
+def _parse(data: Any, path: str) -> Defaults:
+    if not isinstance(data, dict):
+        raise GoldenError(
+            f"a defaults file must hold a YAML mapping ({', '.join(DEFAULTS_KEYS)}), "
+            f"not a {type(data).__name__}",
+            source=path,
+        )
+    for key in data:
+        if key not in DEFAULTS_KEYS:
+            import difflib  # only on this error path: a plain run never loads it
+
+            close = difflib.get_close_matches(str(key).strip().lower(), DEFAULTS_KEYS, n=1)
+            hint = f": did you mean {close[0]!r}?" if close else ""
+            raise GoldenError(
+                f"unknown key {key!r} (a defaults file holds only "
+                f"{', '.join(DEFAULTS_KEYS)}){hint}",
+                source=path,
+                field=str(key),
+            )
+    shared = None
+    if "vars" in data:
+        if isinstance(data["vars"], list):
+            # A list makes several goldens of one: that is a golden's choice, not the suite's.
+            raise GoldenError(
+                "the defaults' vars must be one mapping (a list of vars belongs in a golden)",
+                source=path,
+                field="vars",
+            )
+        shared = check_var_mapping(
+            data["vars"], source=path, where="vars", owner="the defaults file"
+        )
+    asserts = parse_golden_asserts(data.get("asserts"), source=path)
+    threshold = None
+    if "threshold" in data:
+        threshold = check_threshold(data["threshold"], source=path)
+    return Defaults(path, asserts, shared, threshold)
