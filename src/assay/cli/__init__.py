@@ -15,6 +15,7 @@ import click
 from assay._version import __version__
 from assay.cli.attest import attest_group
 from assay.cli.cache import cache_group
+from assay.cli.import_ import import_group
 from assay.cli.init import init_command
 from assay.cli.merge import merge_command
 from assay.cli.report import failures_command, report_command
@@ -37,6 +38,7 @@ cli.add_command(attest_group)
 cli.add_command(cache_group)
 cli.add_command(tasks_group)
 cli.add_command(init_command)
+cli.add_command(import_group)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,966 @@
+"""Convert a promptfoo config (``promptfooconfig.yaml``) into assay goldens and a candidates file.
+
+promptfoo's tests become goldens (one per test after promptfoo's var expansion), its prompts and
+providers become candidates, its ``defaultTest`` becomes the goldens folder's ``_defaults.yaml``.
+Everything that has no assay equivalent (model-graded and code asserts, transforms, providers
+assay has no client for, options) is listed in :attr:`Conversion.skipped`, never dropped
+silently. The semantics followed are promptfoo 0.121's, as read from its source:
+
+- ``vars`` whose value is a list of strings expand into the cartesian product of their values,
+  the first key outermost (``generateVarCombinations``); a list of anything else is one value.
+- ``defaultTest`` vars and asserts apply to every test; its asserts come first.
+- ``file://`` var values are the file's text; ``file://`` prompt files split on ``---`` lines.
+- Assert values holding ``{{ var }}`` are rendered per test with the test's vars (promptfoo
+  renders them with Nunjucks; here Jinja2's sandbox, which reads the same simple templates).
+
+Nothing here writes a file: see ``assay.cli.import_``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from assay.errors import ConfigError
+from assay.io import read_text
+
+
+class PromptfooConfigError(ConfigError):
+    """A promptfoo config (or a file it names) that cannot be read or is not a promptfoo config."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """One construct that was not converted.
+
+    Attributes:
+        test: the 1-based number of the golden it came from (after var expansion), or None for
+            the config as a whole (a prompt, a provider, ``defaultTest``, a top-level key).
+        what: the construct (``llm-rubric``, ``options.transform``, ``providers[1]``).
+        why: why it was not converted.
+        title: the test's description, when it has one (shown next to the number).
+    """
+
+    test: int | None
+    what: str
+    why: str
+    title: str | None = None
+
+    def line(self) -> str:
+        """``test 3 (description): llm-rubric: model-graded asserts are not converted``."""
+        where = "config" if self.test is None else f"test {self.test}"
+        if self.title:
+            where += f" ({self.title})"
+        return f"{where}: {self.what}: {self.why}"
+
+
+@dataclass
+class Conversion:
+    """What :func:`convert` made of one promptfoo config.
+
+    Attributes:
+        stem: the config's file stem (the golden ids' prefix and the goldens file's name).
+        description: the config's ``description``, if any.
+        goldens: the goldens, in promptfoo's test order, as YAML-list golden records.
+        candidates: the candidates file (``provider``, ``candidates``).
+        defaults: the goldens folder's ``_defaults.yaml`` (``vars``, ``asserts``, ``threshold``),
+            or None when the config has no ``defaultTest`` that converts to anything.
+        skipped: every construct that was not converted, in the order met.
+        candidate_rows: for each candidate id, promptfoo's ``promptIdx`` (providers outer,
+            prompts inner, as promptfoo numbers them), so results can be compared row by row.
+    """
+
+    stem: str
+    description: str | None
+    goldens: list[dict[str, Any]]
+    candidates: dict[str, Any]
+    defaults: dict[str, Any] | None
+    skipped: list[Skipped] = field(default_factory=list)
+    candidate_rows: dict[str, int] = field(default_factory=dict)
+
+
+# The asserts whose promptfoo name is assay's name, with the arguments that carry over.
+_SHARED_OPS: Final[Mapping[str, frozenset[str]]] = {
+    "equals": frozenset({"value"}),
+    "contains": frozenset({"value"}),
+    "icontains": frozenset({"value"}),
+    "starts-with": frozenset({"value"}),
+    "contains-any": frozenset({"value"}),
+    "contains-all": frozenset({"value"}),
+    "regex": frozenset({"value"}),
+    "is-json": frozenset({"value"}),
+    "contains-json": frozenset({"value"}),
+    "levenshtein": frozenset({"value", "threshold"}),
+    "is-sql": frozenset(),
+}
+# assay's text ops take text: promptfoo compares String(value) for a number.
+_TEXT_OPS: Final = frozenset({"contains", "icontains", "starts-with", "regex", "levenshtein"})
+_MODEL_GRADED: Final = frozenset(
+    {
+        "llm-rubric",
+        "model-graded-closedqa",
+        "model-graded-factuality",
+        "factuality",
+        "similar",
+        "answer-relevance",
+        "context-recall",
+        "context-relevance",
+        "context-faithfulness",
+        "g-eval",
+        "select-best",
+        "max-score",
+        "classifier",
+        "moderation",
+        "pi",
+        "search-rubric",
+        "conversation-relevance",
+        "trajectory:goal-success",
+    }
+)
+_CODE: Final = frozenset({"javascript", "python", "webhook", "ruby"})
+# The keys of an assert that every type understands (promptfoo's Assertion).
+_COMMON_KEYS: Final = frozenset({"type", "value", "weight", "metric", "threshold"})
+# Provider settings that mean the same in assay's openai provider.
+_OPENAI_SETTINGS: Final = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "seed",
+    "stop",
+    "response_format",
+    "presence_penalty",
+    "frequency_penalty",
+)
+# The names a template sees besides the vars (a var may not take one).
+_RESERVED: Final = ("input", "id", "tier", "title", "role")
+_TEST_KEYS: Final = frozenset({"description", "vars", "assert", "threshold", "options", "metadata"})
+_CONFIG_KEYS: Final = frozenset(
+    {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates"}
+)
+# promptfoo's ``PROMPT_DELIMITER``: a line holding only ``---`` separates prompts in one file.
+_PROMPT_SEPARATOR: Final = re.compile(r"\r?\n---\r?\n")
+# CSV assert strings (promptfoo's ``assertionFromString``): ``[not-]type[(threshold)][:value]``.
+_CSV_ASSERT: Final = re.compile(
+    r"^(not-)?([a-z][a-z0-9-]*)(?:\((\d+(?:\.\d+)?)\))?(?::(.*))?$", re.S
+)
+_CSV_TYPES: Final = frozenset(
+    set(_SHARED_OPS)
+    | {"icontains-any", "icontains-all"}
+    | _MODEL_GRADED
+    | {"javascript", "python", "cost", "latency", "perplexity", "rouge-n", "bleu"}
+)
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading booleans and timestamps as promptfoo's YAML 1.2 parser does.
+
+    Under YAML 1.1 ``body: Yes`` is True and ``on: 2024-01-01`` a date; promptfoo reads both as
+    text, and a converted golden must hold what promptfoo would have sent to the model.
+    """
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [
+        (tag, regexp)
+        for tag, regexp in resolvers
+        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+def _load_yaml(path: Path, source: str, text: str | None = None) -> Any:
+    text = read_text(path, PromptfooConfigError) if text is None else text
+    try:
+        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PromptfooConfigError(f"malformed YAML{where}: {problem}", source=source) from None
+
+
+def _file_ref(value: Any) -> str | None:
+    """The path of a ``file://PATH`` string, else None."""
+    if isinstance(value, str) and value.startswith("file://"):
+        return value[len("file://") :]
+    return None
+
+
+def _resolve(base: Path, ref: str) -> Path:
+    path = Path(ref)
+    return path if path.is_absolute() else base / path
+
+
+class _Converter:
+    """One conversion's state: the config's folder, the skipped list, the assert templates."""
+
+    def __init__(self, config_path: Path):
+        self.path = config_path
+        self.base = config_path.parent
+        self.source = str(config_path)
+        self.skipped: list[Skipped] = []
+        self.templates: Mapping[str, Any] = {}
+
+    def skip(self, test: int | None, what: str, why: str, title: str | None = None) -> None:
+        self.skipped.append(Skipped(test, what, why, title))
+
+    def fail(self, message: str, field: str | None = None) -> PromptfooConfigError:
+        return PromptfooConfigError(message, source=self.source, field=field)
+
+    def read(self, path: Path, where: str) -> str:
+        """The text of a file the config names; an error names the config and the field (the
+        user wrote the path there), then the file."""
+        try:
+            return read_text(path, PromptfooConfigError)
+        except PromptfooConfigError as exc:
+            raise self.fail(f"{exc.message} (at {path})", where) from None
+
+    # -- prompts --------------------------------------------------------------------------
+
+    def prompts(self, raw: Any) -> list[dict[str, Any] | None]:
+        """Each prompt as a candidate body (``prompt`` or ``messages``), in promptfoo's order;
+        None for one that does not convert (it keeps its place: promptfoo numbers it)."""
+        if isinstance(raw, (str, dict)):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            raise self.fail("must be a prompt or a non-empty list of prompts", "prompts")
+        out: list[dict[str, Any] | None] = []
+        for i, entry in enumerate(raw):
+            where = f"prompts[{i}]"
+            text = entry
+            if isinstance(entry, dict):
+                text = entry.get("raw", entry.get("id"))
+                for key in sorted(set(entry) - {"raw", "id", "label"}):
+                    self.skip(None, f"{where}.{key}", "prompt options are not converted")
+            if not isinstance(text, str) or not text:
+                raise self.fail("a prompt must be text, file://PATH or {id|raw, label}", where)
+            ref = _file_ref(text)
+            bodies = [{"prompt": text}] if ref is None else self._prompt_file(ref, where)
+            for n, body in enumerate(bodies):
+                at = where if len(bodies) == 1 else f"{where} (prompt {n + 1} of its file)"
+                out.append(self._checked(body, at))
+        return out
+
+    def _checked(self, body: dict[str, Any] | None, where: str) -> dict[str, Any] | None:
+        """``body`` when each of its templates compiles as Jinja2, else None (listed): a
+        Nunjucks-only filter such as ``load`` would stop assay when it loads candidates.yaml."""
+        if body is None:
+            return None
+        texts = [body["prompt"]] if "prompt" in body else [m["content"] for m in body["messages"]]
+        for text in texts:
+            problem = _compile_problem(text)
+            if problem is not None:
+                self.skip(None, where, f"not a Jinja2 template ({problem})")
+                return None
+        return body
+
+    def _prompt_file(self, ref: str, where: str) -> list[dict[str, Any] | None]:
+        path = _resolve(self.base, ref)
+        suffix = path.suffix.lower()
+        if suffix in (".json", ".yaml", ".yml"):
+            text = self.read(path, where)
+            try:
+                chat = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+            except (ValueError, yaml.YAMLError):
+                # promptfoo renders such a file as a Nunjucks template *before* parsing it (a loop
+                # over _conversation); assay parses a chat file first, then renders each content.
+                self.skip(
+                    None,
+                    f"{where} (file://{ref})",
+                    "a chat prompt that is a template before it is JSON is not converted",
+                )
+                return [None]
+            if not _is_chat(chat):
+                self.skip(None, f"{where} (file://{ref})", "not a list of {role, content}")
+                return [None]
+            return [{"messages": [{"role": m["role"], "content": m["content"]} for m in chat]}]
+        if suffix in ("", ".txt", ".md", ".j2", ".prompt"):
+            text = self.read(path, where)
+            parts = [part.strip() for part in _PROMPT_SEPARATOR.split(text)]
+            return [{"prompt": part} for part in parts if part]
+        self.skip(None, f"{where} (file://{ref})", f"{suffix} prompt files are not converted")
+        return [None]
+
+    # -- providers ------------------------------------------------------------------------
+
+    def providers(self, raw: Any) -> list[tuple[str, dict[str, Any]] | None]:
+        """(name, assay provider mapping) for each provider, None for one that does not
+        convert (it keeps its place: promptfoo numbers its rows by it)."""
+        if raw is None:
+            raise self.fail("is required", "providers")
+        if isinstance(raw, (str, dict)):
+            raw = [raw]
+        if not isinstance(raw, list):
+            raise self.fail("must be a provider or a list of providers", "providers")
+        out: list[tuple[str, dict[str, Any]] | None] = []
+        for i, entry in enumerate(raw):
+            where = f"providers[{i}]"
+            config: Mapping[str, Any] = {}
+            name: Any = entry
+            if isinstance(entry, dict):
+                name = entry.get("id")
+                if not isinstance(entry.get("config", {}), dict):
+                    raise self.fail("must be a mapping", f"{where}.config")
+                config = entry.get("config") or {}
+                for key in sorted(set(entry) - {"id", "config", "label"}):
+                    self.skip(None, f"{where}.{key}", "provider options are not converted")
+            if not isinstance(name, str) or not name:
+                raise self.fail("a provider must be a name or {id, config}", where)
+            converted = self._provider(name, config, where)
+            out.append(None if converted is None else (name, converted))
+        return out
+
+    def _provider(self, name: str, config: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+        if name == "echo":
+            for key in sorted(config):
+                self.skip(None, f"{where}.config.{key}", "the echo provider takes no settings")
+            return {"type": "echo"}
+        model: str | None = None
+        if name.startswith("openai:chat:"):
+            model = name[len("openai:chat:") :]
+        elif name.startswith("openai:") and name.count(":") == 1:
+            model = name[len("openai:") :]
+        if not model:
+            self.skip(None, f"{where} ({name})", "assay has no client for this provider")
+            return None
+        provider: dict[str, Any] = {"type": "openai", "model": model}
+        for key in sorted(config):
+            if key in _OPENAI_SETTINGS:
+                provider[key] = config[key]
+            else:
+                self.skip(None, f"{where}.config.{key}", "not an assay provider setting")
+        return provider
+
+    # -- tests ----------------------------------------------------------------------------
+
+    def tests(self, raw: Any) -> list[tuple[dict[str, Any], str | None]]:
+        """Every test record with its default title (``Row #N`` for a CSV file's rows)."""
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list):
+            raise self.fail("must be a list of tests or file://PATH", "tests")
+        out: list[tuple[dict[str, Any], str | None]] = []
+        for i, entry in enumerate(raw):
+            ref = _file_ref(entry)
+            if ref is not None:
+                rows = self._test_file(ref, f"tests[{i}]")
+                # promptfoo names a CSV file's rows itself; a JSONL or YAML row has no name.
+                csv_rows = ref.lower().endswith(".csv")
+                out.extend(
+                    (row, f"Row #{n}" if csv_rows else None) for n, row in enumerate(rows, 1)
+                )
+            elif isinstance(entry, dict):
+                out.append((entry, None))
+            else:
+                raise self.fail("a test must be a mapping or file://PATH", f"tests[{i}]")
+        return out
+
+    def _test_file(self, ref: str, where: str) -> list[dict[str, Any]]:
+        path = _resolve(self.base, ref)
+        suffix = path.suffix.lower()
+        source = str(path)
+        if suffix == ".csv":
+            return _csv_tests(self.read(path, where), source)
+        if suffix == ".jsonl":
+            rows: list[dict[str, Any]] = []
+            for n, line in enumerate(self.read(path, where).splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise PromptfooConfigError(
+                        f"line {n}: not JSON ({exc})", source=source
+                    ) from None
+                if not isinstance(row, dict):
+                    raise PromptfooConfigError(f"line {n}: a test must be an object", source=source)
+                rows.append(row)
+            return rows
+        if suffix in (".yaml", ".yml", ".json"):
+            data = _load_yaml(path, source, self.read(path, where))
+            data = [data] if isinstance(data, dict) else data
+            if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
+                raise PromptfooConfigError("must be a list of tests", source=source)
+            return list(data)
+        raise self.fail(f"file://{ref}: {suffix or 'this'} test files are not supported", where)
+
+    def vars_of(self, raw: Any, test: int | None, where: str) -> dict[str, Any]:
+        """The vars with ``file://`` values read as text (relative to the config)."""
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.fail("must be a mapping", f"{where}.vars")
+        out: dict[str, Any] = {}
+        for name, value in raw.items():
+            out[str(name)] = self._var_value(value, test, f"{where}.vars.{name}")
+        return out
+
+    def _var_value(self, value: Any, test: int | None, where: str) -> Any:
+        if isinstance(value, list):
+            return [self._var_value(item, test, where) for item in value]
+        ref = _file_ref(value)
+        if ref is None:
+            return value
+        path = _resolve(self.base, ref)
+        if path.suffix.lower() in (".js", ".cjs", ".mjs", ".ts", ".py", ".rb"):
+            # A script var runs code at render time: its value is not known here.
+            self.skip(test, where, "a var computed by a script is not converted")
+            return value
+        return self.read(path, where)
+
+    def asserts(
+        self, raw: Any, vars_: Mapping[str, Any], test: int | None, title: str | None, where: str
+    ) -> list[Any]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail("must be a list", f"{where}.assert")
+        out: list[Any] = []
+        for i, entry in enumerate(raw):
+            converted = self._assert(entry, vars_, test, title, f"{where}.assert[{i}]")
+            if converted is not None:
+                out.append(converted)
+        return out
+
+    def _assert(
+        self, entry: Any, vars_: Mapping[str, Any], test: int | None, title: str | None, where: str
+    ) -> dict[str, Any] | None:
+        if isinstance(entry, dict) and set(entry) == {"$ref"}:
+            entry = self._ref(entry["$ref"], where)
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            raise self.fail("an assert must be a mapping with a 'type'", where)
+        kind: str = entry["type"]
+        if kind == "assert-set":
+            return self._assert_set(entry, vars_, test, title, where)
+        negated = kind.startswith("not-")
+        base = kind[4:] if negated else kind
+        if base in _MODEL_GRADED:
+            self.skip(test, kind, "model-graded asserts are not converted", title)
+            return None
+        if base in _CODE:
+            self.skip(test, kind, "code asserts are not converted", title)
+            return None
+        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
+            if key in entry:
+                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
+                return None
+        extra = sorted(set(entry) - _COMMON_KEYS)
+        if extra:
+            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+            return None
+        value = entry.get("value")
+        ref = _file_ref(value)
+        if ref is not None:
+            value = self._value_file(ref, f"{where}.value")
+        if value is not None:
+            try:
+                value = _render(value, vars_)
+            except _TemplateProblem as exc:
+                self.skip(test, kind, f"its templated value does not render: {exc}", title)
+                return None
+        converted = self._op(base, value, entry, test, title)
+        if converted is None:
+            return None
+        if negated:
+            converted["op"] = "not-" + converted["op"]
+        if "weight" in entry:
+            converted["weight"] = entry["weight"]
+        if "metric" in entry:
+            converted["name"] = entry["metric"]
+        return converted
+
+    def _op(
+        self, base: str, value: Any, entry: Mapping[str, Any], test: int | None, title: str | None
+    ) -> dict[str, Any] | None:
+        kind = entry["type"]
+        if base in ("icontains-any", "icontains-all"):
+            # assay has no case-blind list op; a case-blind regex decides the same way.
+            items = _items(value)
+            if not items:
+                self.skip(test, kind, "its value is not a list of text", title)
+                return None
+            escaped = [re.escape(str(item)) for item in items]
+            if base == "icontains-any":
+                pattern = "|".join(escaped)
+            else:
+                pattern = "^" + "".join(f"(?=.*?{item})" for item in escaped)
+            return {"op": "regex", "value": pattern, "flags": "is"}
+        if base not in _SHARED_OPS:
+            self.skip(test, kind, "assay has no equivalent assert", title)
+            return None
+        if "threshold" in entry and "threshold" not in _SHARED_OPS[base]:
+            self.skip(test, f"{kind} (threshold)", f"{base} takes no threshold in assay", title)
+            return None
+        if base == "is-sql" and value is not None:
+            self.skip(
+                test, kind, "is-sql options (databaseType, allowed tables) are not converted", title
+            )
+            return None
+        if base == "is-json" and value is not None:
+            # promptfoo's is-json with a schema is "is JSON and validates": assay's json-schema.
+            return {"op": "json-schema", "value": value}
+        converted: dict[str, Any] = {"op": base}
+        if value is not None:
+            if (
+                base in _TEXT_OPS
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
+                value = json.dumps(value)
+            converted["value"] = value
+        elif base not in ("is-json", "contains-json", "is-sql"):
+            self.skip(test, kind, "it has no value", title)
+            return None
+        if base == "levenshtein" and "threshold" in entry:
+            converted["threshold"] = entry["threshold"]
+        return converted
+
+    def _value_file(self, ref: str, where: str) -> Any:
+        """An assert's ``file://`` value as promptfoo loads it: JSON or YAML parsed (a schema),
+        any other file as its text."""
+        path = _resolve(self.base, ref)
+        text = self.read(path, where)
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            try:
+                return json.loads(text)
+            except ValueError as exc:
+                raise self.fail(f"file://{ref}: not JSON ({exc})", where) from None
+        if suffix in (".yaml", ".yml"):
+            return _load_yaml(path, str(path), text)
+        return text
+
+    def _assert_set(
+        self,
+        entry: Mapping[str, Any],
+        vars_: Mapping[str, Any],
+        test: int | None,
+        title: str | None,
+        where: str,
+    ) -> dict[str, Any] | None:
+        extra = sorted(set(entry) - {"type", "assert", "threshold", "weight", "metric"})
+        if extra:
+            self.skip(test, "assert-set", f"unknown keys {', '.join(extra)}: left out", title)
+            return None
+        children_raw = entry.get("assert")
+        if not isinstance(children_raw, list) or not children_raw:
+            raise self.fail("an assert-set needs a non-empty 'assert' list", where)
+        before = len(self.skipped)
+        children = self.asserts(children_raw, vars_, test, title, where)
+        if len(self.skipped) != before:
+            # A set scores its children together: without one of them its score would change.
+            self.skip(
+                test,
+                "assert-set",
+                "one of its asserts is not converted: the set is left out",
+                title,
+            )
+            return None
+        converted: dict[str, Any] = {"op": "assert-set", "asserts": children}
+        for key in ("threshold", "weight"):
+            if key in entry:
+                converted[key] = entry[key]
+        if "metric" in entry:
+            converted["name"] = entry["metric"]
+        return converted
+
+    def _ref(self, ref: Any, where: str) -> Any:
+        prefix = "#/assertionTemplates/"
+        if not isinstance(ref, str) or not ref.startswith(prefix):
+            raise self.fail(f"only {prefix}NAME references are supported", where)
+        name = ref[len(prefix) :]
+        if name not in self.templates:
+            raise self.fail(f"no assertion template named {name!r}", where)
+        return self.templates[name]
+
+
+def _is_chat(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(m, dict)
+            and set(m) == {"role", "content"}
+            and m["role"] in ("system", "user", "assistant")
+            and isinstance(m["content"], str)
+            for m in value
+        )
+    )
+
+
+def _items(value: Any) -> list[Any]:
+    """A list assert's items: a list, or promptfoo's comma-separated text (quotes keep commas)."""
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, (str, int, float)) and str(item) != ""]
+    if isinstance(value, str):
+        row = next(csv.reader([value], skipinitialspace=True), [])
+        return [item.strip() for item in row if item.strip()]
+    return []
+
+
+class _TemplateProblem(Exception):
+    """An assert value whose template does not render with the test's vars."""
+
+
+_sandbox: Any = None
+
+
+def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
+    """``value`` with every string holding ``{{`` / ``{%`` rendered from ``vars_`` (promptfoo
+    renders assert values with the test's vars), in Jinja2's immutable sandbox: an assert value
+    is data from a config file, never code to trust."""
+    if isinstance(value, list):
+        return [_render(item, vars_) for item in value]
+    if isinstance(value, dict):
+        return {key: _render(item, vars_) for key, item in value.items()}
+    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+        return value
+    import jinja2
+
+    try:
+        return str(_sandbox_env().from_string(value).render(dict(vars_)))
+    except jinja2.TemplateError as exc:
+        raise _TemplateProblem(str(exc)) from None
+
+
+def _sandbox_env() -> Any:
+    global _sandbox
+    if _sandbox is None:
+        import jinja2
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        # StrictUndefined: a var the test does not have must not render as an empty string.
+        _sandbox = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
+    return _sandbox
+
+
+def _compile_problem(text: str) -> str | None:
+    """Jinja2's complaint about ``text`` as a template (an unknown filter, a syntax error)."""
+    import jinja2
+
+    try:
+        _sandbox_env().parse(text)
+        _sandbox_env().from_string(text)
+    except jinja2.TemplateSyntaxError as exc:
+        return f"line {exc.lineno}: {exc.message or exc}"
+    return None
+
+
+def _csv_tests(text: str, source: str) -> list[dict[str, Any]]:
+    """promptfoo's CSV tests: ``__expected*`` columns are asserts, ``__description`` the
+    description, ``__threshold`` the threshold, every other column a var."""
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    if not reader.fieldnames:
+        raise PromptfooConfigError("the CSV file has no header row", source=source)
+    tests: list[dict[str, Any]] = []
+    for row in reader:
+        test: dict[str, Any] = {"vars": {}, "assert": []}
+        for column, cell in row.items():
+            cell = cell or ""
+            if column is None:
+                raise PromptfooConfigError("a row has more cells than the header", source=source)
+            if column.startswith("__expected"):
+                if cell.strip():
+                    test["assert"].append(_csv_assert(cell))
+            elif column == "__description":
+                test["description"] = cell
+            elif column == "__threshold":
+                try:
+                    test["threshold"] = float(cell)
+                except ValueError:
+                    raise PromptfooConfigError(
+                        f"__threshold {cell!r} is not a number", source=source
+                    ) from None
+            elif column.startswith("__"):
+                # Kept so the conversion lists it: a column promptfoo reads that assay does not.
+                test.setdefault("options", {})[column] = cell
+            else:
+                test["vars"][column] = cell
+        tests.append(test)
+    return tests
+
+
+def _csv_assert(cell: str) -> dict[str, Any]:
+    """promptfoo's ``assertionFromString`` for the forms that matter here."""
+    for prefix, kind in (("grade:", "llm-rubric"), ("llm-rubric:", "llm-rubric")):
+        if cell.startswith(prefix):
+            return {"type": kind, "value": cell[len(prefix) :]}
+    for prefix in ("fn:", "eval:", "javascript:"):
+        if cell.startswith(prefix):
+            return {"type": "javascript", "value": cell[len(prefix) :]}
+    match = _CSV_ASSERT.match(cell)
+    if match and match.group(2) in _CSV_TYPES:
+        negated, kind, threshold, value = match.groups()
+        out: dict[str, Any] = {"type": (negated or "") + kind}
+        if value is not None:
+            out["value"] = value
+        if threshold is not None:
+            out["threshold"] = float(threshold)
+        return out
+    # Anything else is an exact match (promptfoo's fallback).
+    return {"type": "equals", "value": cell}
+
+
+def _expand(vars_: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """promptfoo's ``generateVarCombinations``: a list of strings is one value each (the first
+    key outermost); a list of anything else stays one value."""
+    combinations: list[dict[str, Any]] = [{}]
+    for key, value in vars_.items():
+        values = (
+            value if isinstance(value, list) and value and isinstance(value[0], str) else [value]
+        )
+        combinations = [{**combo, key: item} for combo in combinations for item in values]
+    return combinations
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "provider"
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    data = _load_yaml(path, str(path))
+    if not isinstance(data, dict):
+        raise PromptfooConfigError(
+            "not a promptfoo config: the document is not a mapping", source=str(path)
+        )
+    for key in ("prompts", "tests"):
+        if key not in data:
+            raise PromptfooConfigError(
+                "not a promptfoo config (or one assay cannot convert): it is required",
+                source=str(path),
+                field=key,
+            )
+    return data
+
+
+def convert(config_path: Path | str) -> Conversion:
+    """Convert the promptfoo config at ``config_path`` (``file://`` paths relative to its folder).
+
+    Raises:
+        PromptfooConfigError: the config or a file it names cannot be read, is malformed, or the
+            config is not a promptfoo config (no ``prompts`` or ``tests``).
+    """
+    path = Path(config_path)
+    config = _read_config(path)
+    conv = _Converter(path)
+    templates = config.get("assertionTemplates") or {}
+    if not isinstance(templates, dict):
+        raise conv.fail("must be a mapping", "assertionTemplates")
+    conv.templates = templates
+    description = config.get("description")
+    for key in sorted(set(config) - _CONFIG_KEYS, key=str):
+        conv.skip(None, str(key), "this config key is not converted")
+
+    prompts = conv.prompts(config["prompts"])
+    providers = conv.providers(config.get("providers"))
+    default_test = _default_test(conv, config.get("defaultTest"))
+    defaults_vars = conv.vars_of(default_test.get("vars"), None, "defaultTest")
+    default_meta = default_test.get("metadata") or {}
+    # A templated defaultTest assert renders with each test's vars (promptfoo renders it per
+    # test), so it is copied, rendered, into every golden instead of into _defaults.yaml.
+    default_asserts = default_test.get("assert")
+    per_test: list[Any] = []
+    if isinstance(default_asserts, list):
+        per_test = [a for a in default_asserts if _templated(a)]
+        default_test = {**default_test, "assert": [a for a in default_asserts if not _templated(a)]}
+    defaults = _defaults(conv, default_test, defaults_vars)
+
+    goldens: list[dict[str, Any]] = []
+    for i, (test, row_title) in enumerate(conv.tests(config["tests"])):
+        goldens.extend(
+            _goldens(conv, test, row_title, i, len(goldens), defaults_vars, default_meta, per_test)
+        )
+    stem = _stem(path)
+    for n, golden in enumerate(goldens, 1):
+        golden["id"] = f"{stem}-{n}"
+    candidates, rows = _candidates(conv, prompts, providers)
+    return Conversion(
+        stem=stem,
+        description=description if isinstance(description, str) else None,
+        goldens=goldens,
+        candidates=candidates,
+        defaults=defaults,
+        skipped=conv.skipped,
+        candidate_rows=rows,
+    )
+
+
+def _stem(path: Path) -> str:
+    """``promptfooconfig`` for ``promptfooconfig.yaml``, ``echo.promptfooconfig`` for
+    ``echo.promptfooconfig.yaml``: the name without its YAML suffix."""
+    name = path.name
+    for suffix in (".yaml", ".yml", ".json"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)] or "config"
+    return name or "config"
+
+
+def _default_test(conv: _Converter, raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    ref = _file_ref(raw)
+    if ref is not None:
+        path = _resolve(conv.base, ref)
+        raw = _load_yaml(path, str(path), conv.read(path, "defaultTest"))
+    if not isinstance(raw, dict):
+        raise conv.fail("must be a mapping or file://PATH", "defaultTest")
+    return raw
+
+
+def _defaults(
+    conv: _Converter, default_test: Mapping[str, Any], vars_: dict[str, Any]
+) -> dict[str, Any] | None:
+    for key in sorted(set(default_test) - {"vars", "assert", "threshold", "metadata"}, key=str):
+        if key == "options":
+            for option in sorted(default_test["options"] or {}, key=str):
+                conv.skip(None, f"defaultTest.options.{option}", _option_why(str(option)))
+        else:
+            conv.skip(None, f"defaultTest.{key}", "not converted")
+    out: dict[str, Any] = {}
+    if vars_:
+        # A list-valued default var is expanded into each test (see _goldens), not kept here.
+        scalars = {k: v for k, v in vars_.items() if not _expands(v)}
+        if scalars:
+            out["vars"] = scalars
+    asserts = conv.asserts(default_test.get("assert"), vars_, None, "defaultTest", "defaultTest")
+    if asserts:
+        out["asserts"] = asserts
+    if "threshold" in default_test:
+        out["threshold"] = default_test["threshold"]
+    return out or None
+
+
+def _templated(value: Any) -> bool:
+    """Whether ``value`` holds a Nunjucks/Jinja2 template anywhere."""
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, list):
+        return any(_templated(item) for item in value)
+    if isinstance(value, dict):
+        return any(_templated(item) for item in value.values())
+    return False
+
+
+def _expands(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and isinstance(value[0], str)
+
+
+def _option_why(option: str) -> str:
+    if option in ("transform", "postprocess"):
+        return "output transforms run JavaScript or Python: not converted"
+    if option == "transformVars":
+        return "var transforms run JavaScript or Python: not converted"
+    if option == "provider":
+        return "the grading provider is assay's judge, set in assay.toml"
+    return "this option is not converted"
+
+
+def _goldens(
+    conv: _Converter,
+    test: Mapping[str, Any],
+    row_title: str | None,
+    index: int,
+    count: int,
+    defaults_vars: Mapping[str, Any],
+    default_meta: Any,
+    default_asserts: list[Any],
+) -> Iterator[dict[str, Any]]:
+    where = f"tests[{index}]"
+    title = test.get("description")
+    title = title if isinstance(title, str) and title else row_title
+    own = conv.vars_of(test.get("vars"), count + 1, where)
+    # promptfoo expands the merged vars ({...defaultTest.vars, ...test.vars}); a golden keeps
+    # only what is its own or differs from the defaults (assay merges the defaults back in).
+    merged = {**defaults_vars, **own}
+    for combo in _expand(merged):
+        number = count + 1
+        count += 1
+        golden: dict[str, Any] = {"id": ""}
+        if title:
+            golden["title"] = title
+        vars_ = {k: v for k, v in combo.items() if k in own or defaults_vars.get(k) != v}
+        for name in _RESERVED[1:]:
+            if name in vars_:
+                conv.skip(number, f"var {name!r}", "assay reserves this name for the golden", title)
+                del vars_[name]
+        if "input" in vars_:
+            # A promptfoo var named input: the golden's input is it, so {{ input }} is the var.
+            golden["input"] = vars_.pop("input")
+        else:
+            golden["input"] = dict(vars_)
+        if vars_:
+            golden["vars"] = vars_
+        asserts = conv.asserts(default_asserts, combo, number, title, "defaultTest")
+        asserts += conv.asserts(test.get("assert"), combo, number, title, where)
+        if asserts:
+            golden["asserts"] = asserts
+        if "threshold" in test:
+            golden["threshold"] = test["threshold"]
+        for key in sorted(set(test) - _TEST_KEYS, key=str):
+            conv.skip(number, str(key), "this test key is not converted", title)
+        options = test.get("options") or {}
+        for option in sorted(options, key=str) if isinstance(options, dict) else []:
+            conv.skip(number, f"options.{option}", _option_why(str(option)), title)
+        metadata = {
+            **(default_meta if isinstance(default_meta, dict) else {}),
+            **(test.get("metadata") or {}),
+        }
+        if "conversationId" in metadata:
+            conv.skip(
+                number,
+                "metadata.conversationId",
+                "conversation threads (_conversation) are not converted",
+                title,
+            )
+            metadata.pop("conversationId")
+        if metadata:
+            golden["metadata"] = metadata
+        yield golden
+
+
+def _candidates(
+    conv: _Converter,
+    prompts: list[dict[str, Any] | None],
+    providers: list[tuple[str, dict[str, Any]] | None],
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """One candidate per (provider, prompt), numbered as promptfoo numbers its prompt rows."""
+    if not any(providers):
+        conv.skip(None, "providers", "none converts: candidates.yaml uses echo until you set one")
+        providers = [("echo", {"type": "echo"})]
+    usable = [p for p in providers if p is not None]
+    first = usable[0][1]
+    candidates: list[dict[str, Any]] = []
+    rows: dict[str, int] = {}
+    for p, named in enumerate(providers):
+        if named is None:
+            continue
+        label, provider = named
+        for i, body in enumerate(prompts):
+            if body is None:
+                continue
+            cid = f"prompt-{i + 1}" if len(usable) == 1 else f"{_slug(label)}-prompt-{i + 1}"
+            if cid in rows:
+                cid = f"{cid}-{p + 1}"
+            candidate: dict[str, Any] = {"id": cid, **body}
+            if provider != first:
+                candidate["provider"] = provider
+            candidates.append(candidate)
+            rows[cid] = p * len(prompts) + i
+    if not candidates:
+        why = next((s.line() for s in conv.skipped if s.what.startswith("prompts[")), "")
+        raise conv.fail(f"no prompt converts ({why})", "prompts")
+    return {"provider": first, "candidates": candidates}, rows
