@@ -587,3 +587,20 @@ def test_a_fixture_file_behind_a_link_is_never_copied(tmp_path: Path) -> None:
     write_journal(journal, calls, worktree, fixture, "")
     contents = {e["path"]: e.get("content") for e in events(journal)}
     assert contents == {"notes.md": None, "plain.md": "hello\n"}
+
+
+def test_traced_by_skips_a_zombie_that_still_names_its_tracer(monkeypatch: Any) -> None:
+    # A timed-out agent's killed child can sit as a zombie naming the tracer for a moment: it
+    # has exited, so it must not be counted as a process left running (an orphan).
+    from pathlib import Path as RealPath
+
+    from assay.agent import _trace
+
+    statuses = {
+        "/proc/100/status": "Name:\tsleep\nState:\tZ (zombie)\nTracerPid:\t42\n",
+        "/proc/101/status": "Name:\tsleep\nState:\tS (sleeping)\nTracerPid:\t42\n",
+        "/proc/102/status": "Name:\tother\nState:\tS (sleeping)\nTracerPid:\t0\n",
+    }
+    monkeypatch.setattr(_trace.os, "listdir", lambda _: ["100", "101", "102", "self"])
+    monkeypatch.setattr(RealPath, "read_text", lambda self, *a, **k: statuses[str(self)])
+    assert _trace.traced_by([42]) == [101]

@@ -276,6 +276,11 @@ def traced_by(tracer_pids: list[int]) -> list[int]:
         except OSError:
             continue
         for line in status.splitlines():
+            # A zombie (or a dying process) has exited; while its tracer has not yet taken
+            # note, it still names the tracer: it is no process left running. Counted, it made
+            # a timed-out agent's own killed child an orphan, now and then.
+            if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                break
             if line.startswith("TracerPid:"):
                 if line.split()[1] in wanted:
                     found.append(int(entry))
