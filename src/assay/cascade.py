@@ -4,11 +4,15 @@ Cheap tiers short-circuit. When a golden declares asserts, tier 1 alone decides.
 for goldens without asserts, with an expected value, and only when a similarity backend is set;
 otherwise it is skipped and the skip is noted. Whatever is left reaches tier 3, which in
 deterministic mode is reported ``needs-judge`` and never calls the judge.
+
+Within a golden's asserts the same economy holds: the model-graded ops (``similar``, then
+``judge``) run after the cheap ones and are skipped once those decided the outcome; a judge
+assert left makes the golden ``needs-judge``, finished by the gate with the run's judge batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -21,7 +25,8 @@ from assay.asserts import (
     as_text,
     run_assert,
 )
-from assay.asserts._groups import aggregate
+from assay.asserts._groups import aggregate, check_score
+from assay.asserts._spec import JUDGE_OP, AssertSpec
 from assay.goldens import Golden
 from assay.results import Result
 from assay.similarity import SimilarityFn
@@ -113,9 +118,12 @@ def _evaluate(
             latency_ms=latency_ms,
             cost_usd=cost_usd,
         )
-        checks = tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
         if golden.threshold_given or not all([spec.plain for spec in golden.asserts]):
-            return _weighted(golden, candidate, checks)
+            # Model-graded ops are never plain, so the all-plain common case skips this test.
+            if any([spec.rank for spec in golden.asserts]):
+                return _graded(golden, candidate, view, ctx)
+            return _weighted(golden, candidate, _run_all(golden, view, ctx))
+        checks = tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
         # Only plain checks (weight 1, scored 0 or 1): the weighted rule is this count.
         passed_count = sum([c.passed for c in checks])
         if passed_count == len(checks):  # the common case, built directly (100,000 of them)
@@ -136,22 +144,202 @@ def _evaluate(
     return _decided(golden, candidate, "needs-judge", None, TIER3, (), tuple(notes))
 
 
-def _weighted(golden: Golden, candidate: str, checks: tuple[CheckResult, ...]) -> Result:
+SKIPPED_REASON: Final = "skipped: the golden's outcome was already decided by cheaper asserts"
+PENDING_REASON: Final = "needs a judge (not called in deterministic mode)"
+# A judge assert's verdict default, when neither the assert nor the golden sets a threshold.
+JUDGE_THRESHOLD: Final = 0.8
+
+
+def _skipped_check(spec: AssertSpec) -> CheckResult:
+    return CheckResult(spec.text, spec.full_op, False, SKIPPED_REASON, {"skipped": True})
+
+
+def _skipped_note(count: int) -> str:
+    return f"{count} model-graded assert(s) skipped: the outcome was decided by cheaper asserts"
+
+
+def is_skipped(check: CheckResult) -> bool:
+    """Whether ``check`` is a model-graded check that was skipped (it counts for nothing)."""
+    evidence = check.evidence
+    # The reason too: a python assert's own evidence may hold any key, "skipped" among them.
+    return (
+        check.reason == SKIPPED_REASON
+        and isinstance(evidence, dict)
+        and evidence.get("skipped") is True
+    )
+
+
+def is_pending_judge(check: CheckResult) -> bool:
+    """Whether ``check`` is a judge assert waiting for the judge's verdict."""
+    evidence = check.evidence
+    return (
+        check.op == JUDGE_OP
+        and isinstance(evidence, dict)
+        and evidence.get("reason") == "needs_judge"
+    )
+
+
+def _outcome_decided(
+    specs: Sequence[AssertSpec],
+    checks: Sequence[CheckResult | None],
+    skipped: set[int],
+    pending: set[int],
+    threshold: float | None,
+) -> bool:
+    """Whether no check still to run (``None`` in ``checks``, or a judge in ``pending``) can
+    change the golden's outcome, given the checks already run.
+
+    Without a threshold: a failed check of weight above 0 decides ``fail``, and with no
+    weighted check left the outcome is decided too. With one: decided when even a perfect
+    score on the checks left cannot reach the threshold, or even zero on them cannot fall
+    below it (the same weighted mean as :func:`assay.asserts._groups.aggregate`).
+    """
+    done_weight = 0.0
+    done_score = 0.0
+    left_weight = 0.0
+    failed = False
+    for i, spec in enumerate(specs):
+        if i in skipped or spec.weight <= 0:
+            continue
+        check = checks[i]
+        if check is None or i in pending:
+            left_weight += spec.weight
+            continue
+        done_weight += spec.weight
+        done_score += spec.weight * check_score(check)
+        failed = failed or not check.passed
+    if left_weight == 0:
+        return True
+    if threshold is None:
+        return failed
+    total = done_weight + left_weight
+    return (done_score + left_weight) / total < threshold or done_score / total >= threshold
+
+
+def _graded(golden: Golden, candidate: str, view: OutputView, ctx: CheckContext) -> Result:
+    """Asserts with model-graded ops: cheap ones first, then ``similar``, then ``judge``
+    (stable within a rank; the checks keep the written order). A model-graded check whose
+    golden is already decided is skipped; a judge check left leaves the golden ``needs-judge``
+    for the gate to finish (:func:`finish_judged`), batched with the run's other judge calls.
+    """
+    specs = golden.asserts
+    threshold = golden.threshold if golden.threshold_given else None
+    checks: list[CheckResult | None] = [None] * len(specs)
+    skipped: set[int] = set()
+    pending: set[int] = set()
+    for i in sorted(range(len(specs)), key=lambda i: specs[i].rank):
+        spec = specs[i]
+        if spec.rank and _outcome_decided(specs, checks, skipped, pending, threshold):
+            checks[i] = _skipped_check(spec)
+            skipped.add(i)
+        elif spec.op == JUDGE_OP:
+            checks[i] = CheckResult(
+                spec.text, spec.full_op, False, PENDING_REASON, {"reason": "needs_judge"}
+            )
+            pending.add(i)
+        else:
+            checks[i] = run_assert(spec, view, ctx)
+    done = tuple([c for c in checks if c is not None])
+    if not pending:
+        return _weighted(golden, candidate, done, frozenset(skipped))
+    notes = [f"tier 3: {len(pending)} judge assert(s) left: {PENDING_REASON}"]
+    if skipped:
+        notes.append(_skipped_note(len(skipped)))
+    return _decided(golden, candidate, "needs-judge", None, TIER3, done, tuple(notes))
+
+
+def judge_threshold(golden: Golden, spec: AssertSpec) -> float:
+    """A judge assert's pass mark: its own threshold, else the golden's, else 0.8."""
+    own = spec.args.get("threshold")
+    if own is not None:
+        return float(own)
+    return golden.threshold if golden.threshold_given else JUDGE_THRESHOLD
+
+
+def finish_judged(
+    golden: Golden, result: Result, verdicts: Mapping[int, tuple[float, str] | str]
+) -> Result:
+    """The ``needs-judge`` result of a golden with judge asserts, decided with the judge's
+    verdicts (assert index -> (score, reason), or the error text of an unusable verdict).
+
+    Decided by the judge (``tier3-judge``, so the gate treats the outcome as random); a judge
+    error makes the result ``error`` (judge-error), never a pass, as for tier 3.
+    """
+    specs = golden.asserts
+    checks = list(result.checks)
+    errors: list[str] = []
+    judged: list[str] = []
+    for i, verdict in verdicts.items():
+        spec = specs[i]
+        if isinstance(verdict, str):
+            errors.append(f"judge-error: {verdict}")
+            checks[i] = CheckResult(
+                spec.text, spec.full_op, False, f"judge-error: {verdict}", {"reason": "judge_error"}
+            )
+            continue
+        score, why = verdict
+        mark = judge_threshold(golden, spec)
+        evidence: dict[str, Any] = {"score": score, "judge": why}
+        judged.append(f"judge: {score:.2f} ({why})" if why else f"judge: {score:.2f}")
+        if score >= mark:
+            checks[i] = CheckResult(spec.text, spec.full_op, True, None, evidence)
+        else:
+            checks[i] = CheckResult(
+                spec.text,
+                spec.full_op,
+                False,
+                f"judge score {score:.2f} below threshold {mark:g}",
+                {**evidence, "reason": "below_threshold"},
+            )
+    if errors:
+        return replace(
+            result,
+            status="error",
+            passed=False,
+            score=None,
+            decided_by=TIER3,
+            checks=tuple(checks),
+            notes=tuple(errors),
+        )
+    skipped = frozenset(i for i, c in enumerate(checks) if is_skipped(c))
+    return _weighted(golden, result.candidate, tuple(checks), skipped, TIER3, tuple(judged))
+
+
+def _run_all(golden: Golden, view: OutputView, ctx: CheckContext) -> tuple[CheckResult, ...]:
+    return tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
+
+
+def _weighted(
+    golden: Golden,
+    candidate: str,
+    checks: tuple[CheckResult, ...],
+    skipped: frozenset[int] = frozenset(),
+    decided_by: str = TIER1,
+    extra_notes: tuple[str, ...] = (),
+) -> Result:
     """Tier 1 with weights, scored checks or a golden threshold (see assay.asserts._groups):
     with ``threshold`` set on the golden its weighted score decides, else every check of
-    weight above 0 must pass. A check of weight 0 is run and reported, never counted."""
+    weight above 0 must pass. A check of weight 0 is run and reported, never counted; nor is
+    a skipped model-graded check (the indexes in ``skipped``)."""
     threshold = golden.threshold if golden.threshold_given else None
-    passed, score = aggregate(golden.asserts, checks, threshold)
+    specs: Sequence[AssertSpec] = golden.asserts
+    all_checks = checks
+    if skipped:
+        kept = [i for i in range(len(checks)) if i not in skipped]
+        specs = [specs[i] for i in kept]
+        checks = tuple([checks[i] for i in kept])
+    passed, score = aggregate(specs, checks, threshold)
     notes = [
         f"informational (weight 0): {check.text} {'passed' if check.passed else 'failed'}"
-        for spec, check in zip(golden.asserts, checks, strict=True)
+        for spec, check in zip(specs, checks, strict=True)
         if spec.weight == 0
     ]
+    if skipped:
+        notes.append(_skipped_note(len(skipped)))
+    notes.extend(extra_notes)
     if threshold is not None:
         failed = sum(
-            1
-            for spec, c in zip(golden.asserts, checks, strict=True)
-            if spec.weight > 0 and not c.passed
+            1 for spec, c in zip(specs, checks, strict=True) if spec.weight > 0 and not c.passed
         )
         if not passed:
             notes.append(f"assert score {score:.3f} below threshold {threshold:g}")
@@ -161,7 +349,7 @@ def _weighted(golden: Golden, candidate: str, checks: tuple[CheckResult, ...]) -
                 f" ({failed} failed assert(s) rescued)"
             )
     status: Status = "pass" if passed else "fail"
-    return _decided(golden, candidate, status, score, TIER1, checks, tuple(notes))
+    return _decided(golden, candidate, status, score, decided_by, all_checks, tuple(notes))
 
 
 def error_result(golden: Golden, candidate: str, message: str) -> Result:

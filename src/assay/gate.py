@@ -6,13 +6,21 @@ Commands parse flags and call :func:`run_gate`; renderers print the :class:`Gate
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.asserts import as_text
-from assay.cascade import NO_OUTPUT, CallFailed, combine_repeats, error_result, evaluate
+from assay.asserts._spec import JUDGE_OP
+from assay.cascade import (
+    NO_OUTPUT,
+    CallFailed,
+    combine_repeats,
+    error_result,
+    evaluate,
+    is_skipped,
+)
 from assay.config import Config
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
@@ -84,6 +92,9 @@ class GateRun:
     shard: str | None = None
     # A shard's evidence for `assay merge` (see assay.partials): only in a shard's document.
     partial: dict[str, Any] | None = field(default=None, repr=False)
+    # Judge asserts skipped because cheaper asserts decided their golden (None: the run
+    # scored no judge assert, and its document has no such key).
+    judge_saved: int | None = None
 
     @property
     def exit_code(self) -> int:
@@ -119,6 +130,8 @@ class GateRun:
             summary["notes"] = list(self.notes)
         if self.stats:
             summary["model_calls"] = dict(self.stats)
+        if self.judge_saved is not None:
+            summary["judge_calls_saved"] = self.judge_saved
         if self.baseline_path is not None:
             summary["baseline"] = str(self.baseline_path)
         if self.diff is not None:
@@ -284,6 +297,10 @@ class _Scoring:
     config: Config
     use_cache: bool
     judge_stats: Any = None  # a RunStats once the judge has been called
+    # Judge asserts scored (every repeat) and those skipped because cheaper asserts had
+    # already decided their golden: each skip is a judge call saved.
+    judge_asserts: int = 0
+    judge_saved: int = 0
 
     def score(
         self,
@@ -359,7 +376,20 @@ class _Scoring:
             )
             for (p, r, _), result in zip(pending, judged, strict=True):
                 per_pair[p][r] = result
+        self._count_judge_asserts(per_pair)
         return keys, per_pair
+
+    def _count_judge_asserts(self, per_pair: list[list[Result]]) -> None:
+        # A result holding a judge check always has a note (a skip, the judge's verdict, a
+        # pending judge, a judge error): the common note-less result is not looked into.
+        for results in per_pair:
+            for result in results:
+                if not result.notes:
+                    continue
+                for check in result.checks:
+                    if check.op == JUDGE_OP:
+                        self.judge_asserts += 1
+                        self.judge_saved += is_skipped(check)
 
 
 def _combine(per_pair: list[list[Result]]) -> list[Result]:
@@ -397,10 +427,12 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
     _prime(similarity, goldens, outputs)
+    # The run's backend goes to the checks too: it is a ``similar`` assert's default.
+    ctx = replace(check_context(config), similarity=backend_name, similarity_fn=similarity)
     scoring = _Scoring(
         similarity,
         backend_name,
-        check_context(config),
+        ctx,
         options.judge or config.judge.verified,
         config,
         not options.no_cache,
@@ -429,6 +461,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     results = _combine(per_pair)
     summaries = summarize_by_candidate(results, list(outputs))
     run = GateRun(results, summaries, len(goldens), options.mode, notes=notes, stats=stats)
+    if scoring.judge_asserts:
+        run.judge_saved = scoring.judge_saved
     run.live = live
     run.shard = None if options.shard is None else str(options.shard)
     run.goldens = by_id

@@ -205,20 +205,34 @@ def apply_judge(
     stats: RunStats | None = None,
 ) -> list[Result]:
     """Decide ``needs-judge`` results with the judge: pass when score ≥ the golden's threshold;
-    an unusable verdict or a failed call is ``error`` (judge-error), never a pass."""
+    an unusable verdict or a failed call is ``error`` (judge-error), never a pass.
+
+    A golden with asserts reached the judge through its ``judge`` asserts: each one still
+    pending is one call (its own rubric), all in the same batch, and the result is decided by
+    :func:`assay.cascade.finish_judged`."""
     import asyncio
 
     from assay.asserts import as_text
+    from assay.cascade import finish_judged, is_pending_judge
     from assay.models import OutputCache, default_cache_path
 
-    items = [
-        (
-            as_text(output),
-            golden.rubric or "",
-            as_text(golden.expected) if golden.has_expected else "",
-        )
-        for _, output, golden in pending
-    ]
+    items: list[tuple[str, str, str]] = []
+    # Per pending result: its judge asserts as (assert index, item index), or for a tier 3
+    # result the index of its one item (the golden's rubric).
+    owned: list[list[tuple[int, int]] | int] = []
+    for result, output, golden in pending:
+        text = as_text(output)
+        expected = as_text(golden.expected) if golden.has_expected else ""
+        if not golden.asserts:
+            owned.append(len(items))
+            items.append((text, golden.rubric or "", expected))
+            continue
+        asked: list[tuple[int, int]] = []
+        for index, (spec, check) in enumerate(zip(golden.asserts, result.checks, strict=True)):
+            if is_pending_judge(check):
+                asked.append((index, len(items)))
+                items.append((text, str(spec.args["rubric"]), expected))
+        owned.append(asked)
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
         verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats))
@@ -226,7 +240,17 @@ def apply_judge(
         if cache is not None:
             cache.close()
     decided = []
-    for (result, _, golden), (verdict, error) in zip(pending, verdicts, strict=True):
+    for (result, _, golden), mine in zip(pending, owned, strict=True):
+        if not isinstance(mine, int):
+            graded: dict[int, tuple[float, str] | str] = {}
+            for index, item in mine:
+                verdict, error = verdicts[item]
+                graded[index] = (
+                    (verdict["score"], verdict["reason"]) if verdict is not None else str(error)
+                )
+            decided.append(finish_judged(golden, result, graded))
+            continue
+        verdict, error = verdicts[mine]
         if verdict is None:
             decided.append(
                 replace(

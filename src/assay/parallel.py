@@ -38,7 +38,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -833,7 +833,9 @@ def _scoring(
         if not stat.S_ISREG(os.stat(scoring.outputs).st_mode):
             return None, None
         raw = read_outputs(scoring.outputs)
-        ctx = check_context(scoring.config)
+        # As in the gate: the run's backend is a ``similar`` assert's default (a name only;
+        # every backend a worker may use is a pure function looked up by it).
+        ctx = replace(check_context(scoring.config), similarity=scoring.similarity)
     except (OSError, AssayError):
         return None, None
     return _Scorer(raw, scoring.similarity, ctx, frozenset(tiers)), Prescored(scoring, raw)

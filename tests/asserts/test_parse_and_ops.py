@@ -80,14 +80,17 @@ DESIGN_OPS = {
     "any-of",
     "latency",
     "cost",
+    "similar",
+    "judge",
 }
 
 
 def test_known_ops_match_the_design() -> None:
     assert set(KNOWN_OPS) == DESIGN_OPS
     assert list(KNOWN_OPS) == sorted(KNOWN_OPS)
-    # The groups are run by run_assert itself, not by an entry of the op table.
-    assert set(OPS) | {"not-contains", "assert-set", "any-of"} == DESIGN_OPS
+    # The groups are run by run_assert itself and a judge assert by the gate, not by an entry
+    # of the op table.
+    assert set(OPS) | {"not-contains", "assert-set", "any-of", "judge"} == DESIGN_OPS
 
 
 @dataclass(frozen=True)
@@ -151,9 +154,9 @@ OP_CASES: dict[str, OpCase] = {
 
 
 def test_every_op_has_a_case() -> None:
-    # python's passing check carries its score as evidence, so it has its own tests
-    # (tests/asserts/test_python_and_tool_calls.py) instead of a case here.
-    assert set(OP_CASES) | {"python"} == set(OPS)
+    # python's and similar's passing checks carry their score as evidence, so they have their
+    # own tests (tests/asserts/test_python_and_tool_calls.py, test_model_graded.py) instead.
+    assert set(OP_CASES) | {"python", "similar"} == set(OPS)
 
 
 @pytest.mark.parametrize("op", sorted(OP_CASES))

@@ -24,11 +24,16 @@ class CheckContext:
             network retrieval ever happens; an unknown remote ref is a failed check).
         root: the project root, where a ``python`` assert's file or module is found (None:
             the working directory).
+        similarity: the run's similarity backend name, the default of a ``similar`` assert.
+        similarity_fn: the run's backend function (None: looked up by name), so a ``similar``
+            assert on an embedding run reuses the model the run loaded.
     """
 
     regex_timeout: float = 0.1
     schema_registry: Any = None
     root: Path | None = None
+    similarity: str = "none"
+    similarity_fn: Any = None
 
 
 DEFAULT_CONTEXT = CheckContext()

@@ -13,13 +13,21 @@ from types import MappingProxyType
 from typing import Any, Final, overload
 
 from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text
+from assay.asserts._graded import op_similar
 from assay.asserts._groups import aggregate, check_score
 from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
 from assay.asserts._perf import op_cost, op_latency
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
 from assay.asserts._python import op_python
 from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
-from assay.asserts._spec import GROUP_OPS, NOT_PREFIX, SCORED_OPS, AssertSpec, parse_assert
+from assay.asserts._spec import (
+    GROUP_OPS,
+    JUDGE_OP,
+    NOT_PREFIX,
+    SCORED_OPS,
+    AssertSpec,
+    parse_assert,
+)
 from assay.asserts._sql import op_is_sql, op_is_sql_ish
 from assay.asserts._stop import op_natural_stop
 from assay.asserts._text import (
@@ -64,6 +72,7 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
     "tool-call": (op_tool_call, frozenset({"value", "name", "arguments", "schema"})),
     "latency": (op_latency, frozenset({"threshold"})),
     "cost": (op_cost, frozenset({"threshold"})),
+    "similar": (op_similar, frozenset({"value", "threshold", "backend"})),
 }
 
 # The built-in ops, read-only: adding an op goes through register_op or an entry point, so
@@ -71,8 +80,9 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
 OPS: Final[Mapping[str, OpEntry]] = MappingProxyType(_BUILTIN)
 
 # Listed in the design as an op of its own; it is the negation of contains. The groups are
-# run by run_assert itself (they hold asserts, not a handler of one output).
-_ALIASES: Final = ("not-contains", *sorted(GROUP_OPS))
+# run by run_assert itself (they hold asserts, not a handler of one output), and a judge
+# assert is graded by the gate (a batched model call), never by a handler.
+_ALIASES: Final = ("not-contains", *sorted(GROUP_OPS), JUDGE_OP)
 
 # Ops registered in-process with register_op, and plugin ops loaded from entry points.
 _REGISTERED: dict[str, OpEntry] = {}
@@ -349,6 +359,14 @@ def run_assert(
             return shared
     if spec.op in GROUP_OPS:
         return _run_group(spec, output, ctx)
+    if spec.op == JUDGE_OP:
+        # Reached outside a golden's own asserts (the scorer API, a spec built in Python):
+        # only the gate grades a judge assert, so here it fails closed, never passes ungraded.
+        return _failed(
+            spec,
+            "a judge assert is graded only among a golden's asserts in a gate run",
+            {"reason": "judge_not_available"},
+        )
     entry = _BUILTIN.get(spec.op) or find_op(spec.op)
     if entry is None:
         hint = (

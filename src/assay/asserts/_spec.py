@@ -44,6 +44,8 @@ class AssertSpec:
             list stays in ``args['asserts']`` so the spec's arguments remain JSON.
         plain: the check counts exactly 0 or 1 with weight 1, so a golden made only of plain
             checks is decided by the original all-must-pass rule without any weighting.
+        rank: the op's cost (0 cheap, 1 ``similar``, 2 ``judge``): the order a golden's
+            asserts run in, and which may be skipped (see assay.cascade).
 
     Specs compare by identity and are read-only (``args`` may hold any JSON value). ``text`` and
     ``passed`` are computed on first use: the scorer API builds a spec per call and rarely
@@ -59,6 +61,7 @@ class AssertSpec:
         "negate",
         "op",
         "plain",
+        "rank",
         "weight",
     )
 
@@ -81,6 +84,7 @@ class AssertSpec:
         # parse_assert rejects a bad weight; a spec built in Python with one counts as 1.
         self.weight = float(raw_weight) if _is_weight(raw_weight) else 1.0
         self.plain = self.weight == 1.0 and op not in SCORED_OPS
+        self.rank = COST_RANKS.get(op, 0)
 
     @property
     def text(self) -> str:
@@ -105,7 +109,12 @@ class AssertSpec:
 
 # Ops whose check carries its own score (evidence ``{"score": x}``) rather than 0 or 1.
 GROUP_OPS: Final = frozenset({"assert-set", "any-of"})
-SCORED_OPS: Final = frozenset({"python", *GROUP_OPS})
+SCORED_OPS: Final = frozenset({"python", "similar", "judge", *GROUP_OPS})
+# The model-graded ops and their cost rank (every other op: 0, cheap): a golden's asserts run
+# cheapest first, and a costlier one is skipped once the cheaper ones decided the outcome.
+COST_RANKS: Final = {"similar": 1, "judge": 2}
+JUDGE_OP: Final = "judge"
+_JUDGE_ARGS: Final = frozenset({"rubric", "threshold", "weight", "description", "name"})
 
 
 def _is_weight(value: Any) -> bool:
@@ -134,7 +143,16 @@ def yaml_typed(value: Any) -> str | None:
 # Ops that test text: YAML's typing of an unquoted argument (3.10 -> 3.1) would test something
 # the author never wrote. equals and the JSON ops take JSON values and keep them.
 TEXT_OPS = frozenset(
-    {"contains", "icontains", "starts-with", "contains-any", "contains-all", "regex", "levenshtein"}
+    {
+        "contains",
+        "icontains",
+        "starts-with",
+        "contains-any",
+        "contains-all",
+        "regex",
+        "levenshtein",
+        "similar",
+    }
 )
 _TEXT_ARGS = ("value", "pattern")
 
@@ -276,6 +294,12 @@ def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertS
         if not op_text:
             raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
         op, negate = _split_negation(op_text)
+        if op == JUDGE_OP:
+            raise GoldenError(
+                'judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})',
+                source=source,
+                field=field,
+            )
         if op in GROUP_OPS:
             raise GoldenError(
                 f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})",
@@ -343,6 +367,8 @@ def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertS
                 source=source,
                 field=f"{field}.weight",
             )
+        if op == JUDGE_OP:
+            return _judge_spec(negate, data, source, field, nested)
         children = (
             _group_children(op, negate, data, source, field, nested) if (op in GROUP_OPS) else None
         )
@@ -352,3 +378,40 @@ def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertS
         source=source,
         field=field,
     )
+
+
+def _judge_spec(
+    negate: bool, data: dict[str, Any], source: str | None, field: str, nested: bool
+) -> AssertSpec:
+    """A ``judge`` assert, checked at load time: the gate grades it (batched, through the
+    ``[judge]`` provider), not run_assert, so a bad one must be an error naming it rather than
+    a check that fails only when a judge is configured."""
+    if negate:
+        raise GoldenError(
+            f"'{NOT_PREFIX}{JUDGE_OP}' is not an assert: write the rubric the other way round",
+            source=source,
+            field=field,
+        )
+    if nested:
+        # A group is aggregated inside run_assert, which never calls a model.
+        raise GoldenError(
+            "a judge assert cannot be inside a group: list it among the golden's asserts",
+            source=source,
+            field=field,
+        )
+    unknown = sorted(k for k in data if k not in _JUDGE_ARGS)
+    if unknown:
+        raise GoldenError(
+            f"unknown argument(s) {unknown} for judge", source=source, field=f"{field}.{unknown[0]}"
+        )
+    rubric = data.get("rubric")
+    if not isinstance(rubric, str) or not rubric.strip():
+        raise GoldenError(
+            "a judge assert needs a non-empty 'rubric'", source=source, field=f"{field}.rubric"
+        )
+    threshold = data.get("threshold")
+    if threshold is not None and (not _is_weight(threshold) or threshold > 1):
+        raise GoldenError(
+            "threshold must be a number between 0 and 1", source=source, field=f"{field}.threshold"
+        )
+    return AssertSpec(op=JUDGE_OP, negate=False, args=data, text=f"{JUDGE_OP}:{_short(rubric)}")
