@@ -334,3 +334,21 @@ def test_a_hand_edited_shard_is_one_line_naming_the_field(
     path.write_text(json.dumps(document), encoding="utf-8")
     err = _refused(sharded, "shard-1.json", "shard-2.json", "shard-3.json")
     assert "shard-1.json" in err and (field in err or f"field '{field}'" in err), err
+
+
+def test_judge_calls_saved_add_up_across_shards(tmp_path: Path) -> None:
+    # Each golden's judge assert is skipped (its contains fails first): a judge call saved.
+    for golden_id in IDS:
+        write_golden(
+            tmp_path / "goldens",
+            f"{golden_id}.md",
+            f"id: {golden_id}\ninput: q\nasserts:\n  - 'contains:ok'\n"
+            "  - {op: judge, rubric: 'Is it right?'}\n",
+            ORIGIN,
+        )
+    write_json(tmp_path / "o.json", {g: ("ok" if i % 3 else "no") for i, g in enumerate(IDS)})
+    whole_code, whole = _json(tmp_path, "run", "goldens", "--outputs", "o.json")
+    assert whole["summary"]["judge_calls_saved"] == 10
+    names = _shards(tmp_path, "run", "goldens", "--outputs", "o.json")
+    code, merged = _merge(tmp_path, names)
+    assert (code, merged) == (whole_code, whole)

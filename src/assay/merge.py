@@ -151,6 +151,9 @@ def merge_gate(
         notes=[*head["notes"], *stray_notes(strays)],
         stats=_merged_stats([p.document.get("summary", {}).get("model_calls") for p in parts]),
     )
+    saved = [p.partial.get("judge_saved") for p in parts]
+    if any(isinstance(n, int) for n in saved):  # as the whole run: only when judge asserts ran
+        run.judge_saved = sum(n for n in saved if isinstance(n, int))
     run.live = bool(head["live"])
     if run.live:
         outputs: dict[str, dict[str, Any]] = {}

@@ -123,6 +123,7 @@ def gate_partial(
             "samples": [[c, g, i, list(notes)] for c, g, i, notes in tally.samples],
         },
         "strays": {c: [count, list(examples)] for c, (count, examples) in strays.items()},
+        "judge_saved": run.judge_saved,
     }
 
 
