@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import click
 
-from assay.cli._common import emit
+from assay.cli._common import emit, verdict_to_stderr
 from assay.cli._options import format_option, similarity_option
 from assay.cli._step_summary import append_step_summary
 from assay.vocabulary import TIERS
@@ -244,7 +244,7 @@ def run_command(
             outcome = run_agent(agent_options, config)
         view = outcome.view()
         emit(render(fmt, view), output)
-        _verdict_to_stderr(view, output)
+        verdict_to_stderr(view, output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render("markdown", view))
         return outcome.exit_code
@@ -280,21 +280,12 @@ def run_command(
     run = run_gate(options, config)
     document = run.to_dict()
     emit(render(fmt, document, run.content()), output)
-    _verdict_to_stderr(document, output)
+    verdict_to_stderr(document, output)
     for reason in run.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         append_step_summary(render("markdown", document))
     return run.exit_code
-
-
-def _verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
-    """With ``--output`` stdout is empty: the verdict and the regressions go to stderr."""
-    if output is None:
-        return
-    from assay.views._text import render_verdict
-
-    click.echo(render_verdict(document, str(output)), err=True, nl=False)
 
 
 def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) -> tuple[str, Any]:
