@@ -9,6 +9,10 @@ sleep is the task's cost), run by `assay run --agent` in a fresh process each:
 - **ray**: `--executor ray --ray-address` on a Ray cluster started here of a head process and a
   worker process, 2 CPUs each (4 slots), on loopback addresses (tests/helpers/ray_cluster.py);
 
+- **bare Ray, tasks** and **bare Ray, actors**: the floor Ray itself sets on the same cluster, a
+  script of a few lines that runs `sleep 1` the same number of times, as one Ray task each, and
+  through one actor per slot (what assay does) taking the next as it finishes;
+
 first without the journal (`--no-journal`), then with it (strace and a seal per task; the
 journal's --jobs 1 row is left out: it is the --no-journal one plus the journal's ~0.2 s a
 task). Each row's results are compared with the first run's of its kind: the telemetry records
@@ -71,6 +75,51 @@ def _run(project: Path, env: dict[str, str], args: list[str]) -> tuple[float, di
     return elapsed, {"records": records, "results": json.loads(results)}
 
 
+BARE = """
+import subprocess, sys
+import ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+count, slots = int(sys.argv[2]), int(sys.argv[3])
+
+def sleep():
+    subprocess.run(["sleep", "1"], check=True)
+
+if sys.argv[4] == "tasks":
+    ray.get([ray.remote(num_cpus=1)(sleep).remote() for _ in range(count)])
+else:
+    @ray.remote(num_cpus=1)
+    class Slot:
+        def run(self):
+            sleep()
+    left, pending = count, {}
+    for slot in [Slot.remote() for _ in range(min(slots, count))]:
+        pending[slot.run.remote()] = slot
+        left -= 1
+    while pending:
+        [ref], _ = ray.wait(list(pending), num_returns=1)
+        slot = pending.pop(ref)
+        ray.get(ref)
+        if left:
+            pending[slot.run.remote()] = slot
+            left -= 1
+ray.shutdown()
+"""
+
+
+def _bare(address: str, env: dict[str, str], count: int, how: str) -> float:
+    """Wall seconds of the bare Ray script (a fresh process, as assay's runs are)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", BARE, address, str(count), "4", how],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"bare Ray ({how}) exited {done.returncode}: {done.stderr[-800:]}")
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=40)
@@ -95,7 +144,10 @@ def main() -> None:
                 ("local, --jobs 4, journal", ["--jobs", "4"]),
                 ("ray (4 slots), journal", ray),
             ]
-            rows: list[tuple[str, float, str]] = []
+            rows: list[tuple[str, float, str]] = [
+                (f"bare Ray, {how}", _bare(cluster.address, env, count, how), "")
+                for how in ("tasks", "actors")
+            ]
             first: dict[bool, dict[str, Any]] = {}
             for name, args in plan:
                 wall, produced = _run(project, env, args)

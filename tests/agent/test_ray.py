@@ -178,7 +178,7 @@ def test_a_worker_killed_mid_task_is_a_crashed_task(tmp_path: Path, cluster: Ray
     document, err, folder = run_json(tmp_path, "--agent", agent, *ray_args, env=cluster.env)
     left = set(Path(tempfile.gettempdir()).glob("assay-agent-*")) - before
     assert not [p for p in left if list(p.glob("fix-die-*"))]  # the dead worker's scratch too
-    assert "task fix-die: the Ray worker running this task was lost (WorkerCrashedError" in err
+    assert "task fix-die: the Ray worker running this task was lost (ActorDiedError" in err
     results = {r["id"]: r for r in document["results"]}
     # The others are intact: measured as ever.
     assert results["fix-pass"]["status"] == "pass"
@@ -193,7 +193,7 @@ def test_a_worker_killed_mid_task_is_a_crashed_task(tmp_path: Path, cluster: Ray
     # The lost one: a crash, with the category a crashing agent gets locally.
     lost = json.loads((folder / "fix-die.json").read_text(encoding="utf-8"))
     assert lost["crashes"] == 1 and lost["files_modified"] == []
-    assert "WorkerCrashedError" in lost["x_lost"]
+    assert "ActorDiedError" in lost["x_lost"]
     (tmp_path / "goldens/smoke/fix-pass").rename(tmp_path / "fix-pass")  # only fix-die now
     (tmp_path / "goldens/smoke/fix-fail").rename(tmp_path / "fix-fail")
     crashing, _, _ = run_json(tmp_path, "--agent", "exit 3", env=cluster.env)
