@@ -41,7 +41,6 @@ PUBLISHED: dict[tuple[str, str], list[str]] = {
         f"test 4 (Check for semantic similarity): javascript: {CODE}",
         f"test 4 (Check for semantic similarity): python: {CODE}",
         f"test 4 (Check for semantic similarity): similar: {MODEL}",
-        f"test 5 (Use LLM to evaluate output): llm-rubric: {MODEL}",
     ],
     ("simple-csv", "promptfooconfig.yaml"): [
         "config: prompts[0] (prompt 1 of its file): not a Jinja2 template "
@@ -58,13 +57,11 @@ PUBLISHED: dict[tuple[str, str], list[str]] = {
         "config: defaultTest.options.transformVars: var transforms run JavaScript or Python: "
         "not converted",
         f"config (defaultTest): javascript: {CODE}",
-        "config (defaultTest): cost: assay has no equivalent assert",
         f"test 4: javascript: {CODE}",
         f"test 4: options.provider: {GRADER}",
     ],
     ("config-multiple-translations", "promptfooconfig.yaml"): [
         "config: providers[2] (anthropic:claude-sonnet-5): assay has no client for this provider",
-        *(f"test {n}: llm-rubric: {MODEL}" for n in range(1, 26)),
     ],
     ("eval-rag", "promptfooconfig.yaml"): [
         f"test {n}: {kind}: {MODEL}"
@@ -230,7 +227,8 @@ def test_csv_jsonl_defaults_file_vars_and_yaml_1_2_booleans(tmp_path: Path) -> N
     defaults = convert(external / "promptfooconfig.yaml").defaults
     assert defaults == {
         "vars": {"temperature": 0.7, "max_tokens": 150},
-        "asserts": [{"op": "not-equals", "value": ""}],
+        # promptfoo's cost assert is assay's, by name and meaning (USD per call).
+        "asserts": [{"op": "not-equals", "value": ""}, {"op": "cost", "threshold": 0.01}],
     }
     rag = copy_example("eval-rag", tmp_path)
     golden = convert(rag / "echo.promptfooconfig.yaml").goldens[0]
@@ -238,7 +236,46 @@ def test_csv_jsonl_defaults_file_vars_and_yaml_1_2_booleans(tmp_path: Path) -> N
     # promptfoo reads `body: Yes` as the text "Yes" (YAML 1.2), not as YAML 1.1's True.
     simple = convert(copy_example("simple-test", tmp_path) / "promptfooconfig.yaml")
     assert simple.goldens[0]["vars"] == {"body": "Yes"}
-    assert simple.goldens[4]["asserts"] == [{"op": "icontains", "value": "arrr"}]  # $ref
+    # llm-rubric is assay's judge: the rubric (rendered with the test's vars) and threshold.
+    assert simple.goldens[4]["asserts"] == [
+        {"op": "judge", "rubric": "Is spoken like a pirate"},
+        {"op": "icontains", "value": "arrr"},  # $ref
+    ]
+    translations = copy_example("config-multiple-translations", tmp_path)
+    first = convert(translations / "promptfooconfig.yaml").goldens[0]
+    assert first["asserts"] == [
+        {
+            "op": "judge",
+            "rubric": f'Is this a correct translation of "{first["input"]}" into '
+            f"{first['vars']['language']}? Score 1-5 where 5 is perfect.",
+            "threshold": 0.7,
+        }
+    ]
+
+
+def test_graded_and_call_asserts_convert_where_assay_has_the_same(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "prompts: ['Say {{word}}']\nproviders: [echo]\ntests:\n"
+        "  - vars: {word: hi}\n    assert:\n"
+        "      - {type: llm-rubric, value: 'Says {{word}}', weight: 2, metric: polite}\n"
+        "      - {type: not-llm-rubric, value: 'Is rude'}\n"
+        "      - {type: latency, threshold: 500}\n"
+        "      - {type: cost}\n"
+        "      - type: assert-set\n        assert:\n"
+        "          - {type: llm-rubric, value: 'Is brief'}\n",
+        encoding="utf-8",
+    )
+    conversion = convert(tmp_path / "c.yaml")
+    assert conversion.goldens[0]["asserts"] == [
+        {"op": "judge", "rubric": "Says hi", "weight": 2, "name": "polite"},
+        {"op": "latency", "threshold": 500},
+    ]
+    assert [s.line() for s in conversion.skipped] == [
+        "test 1: not-llm-rubric: assay's judge cannot be negated",
+        "test 1: cost: it has no threshold",
+        "test 1: llm-rubric: assay's judge asserts cannot be inside an assert-set",
+        "test 1: assert-set: one of its asserts is not converted: the set is left out",
+    ]
 
 
 def test_a_templated_default_assert_renders_per_test(tmp_path: Path) -> None:
@@ -324,15 +361,15 @@ def test_the_command_exits_1_on_skips_unless_allow_partial(tmp_path: Path) -> No
     folder = copy_example("simple-test", tmp_path)
     code, out, err = _import(folder)
     assert code == 1
-    assert f"skipped: test 5 (Use LLM to evaluate output): llm-rubric: {MODEL}" in out
-    assert "5 construct(s) not converted" in err
+    assert f"skipped: test 4 (Check for semantic similarity): similar: {MODEL}" in out
+    assert "4 construct(s) not converted" in err
     # The files are written all the same: the listing says what to finish by hand.
     goldens = yaml.safe_load((folder / "out/goldens/promptfooconfig.yaml").read_text("utf-8"))
     assert [g["id"] for g in goldens] == [f"promptfooconfig-{n}" for n in range(1, 6)]
 
     code, out, _ = _import(folder, "--allow-partial", "--force")
     assert code == 0
-    assert out.count("skipped: ") == 5
+    assert out.count("skipped: ") == 4
     assert "converted promptfooconfig.yaml: 5 tests" in out
     assert "candidates: 2 in out/candidates.yaml (prompt-1, prompt-2)" in out
 

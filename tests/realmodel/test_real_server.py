@@ -2,7 +2,8 @@
 
 These tests assert plumbing, never answer quality: calls made and cached, usage read, the
 finish reason recorded, the server's own message in error results, repeats as distinct calls,
-a schema-constrained judge that decides and is cached, and a run that can be gated.
+a schema-constrained judge that decides and is cached, a run that can be gated, and a suite
+written as a promptfoo user would whose judge asserts are asked only where reached.
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ from typing import Any
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.promptfoo_style import (
+    ALWAYS_SKIPPED,
+    CANDIDATES,
+    GOLDENS,
+    decided_cheaply,
+    judge_checks,
+    skipped,
+    write_suite,
+)
 from tests.realmodel.conftest import KEY_ENV, Server
 
 pytestmark = pytest.mark.realmodel
@@ -167,3 +177,43 @@ def test_a_live_run_can_be_gated(llama: Server, api_key: str, tmp_path: Path) ->
     code, out, err = run_cli([*args, "--check"], tmp_path, TIMEOUT_S)
     assert code == 0, out + err
     assert json.loads(out)["summary"]["gate"] == "passed"
+
+
+def test_a_promptfoo_style_suite_runs_with_the_judge_only_where_reached(
+    llama: Server, llama_judge: Server, api_key: str, tmp_path: Path
+) -> None:
+    # prompts × vars × a default assert block × inline similar and judge asserts × weights
+    # (tests/helpers/promptfoo_style.py), the answers from one server, the verdicts from the
+    # schema-constrained one.
+    provider = {
+        "type": "openai",
+        "base_url": llama.url,
+        "model": "gemma-3-270m",
+        "api_key_env": KEY_ENV,
+        "max_tokens": 8,
+        "timeout_s": 60,
+        "max_retries": 1,
+        "max_concurrency": 2,
+    }
+    judge = (
+        "[judge]\nverified = true\nstructured = false\n[judge.provider]\n"
+        f'type = "openai"\nbase_url = "{llama_judge.url}"\nmodel = "gemma-3-270m"\n'
+        f'api_key_env = "{KEY_ENV}"\nmax_tokens = 48\ntimeout_s = 60\n'
+    )
+    document = run_json(write_suite(tmp_path, provider, judge), tmp_path)
+    results = {(r["candidate"], r["id"]): r for r in document["results"]}
+    assert sorted(results) == sorted((c, g) for c in CANDIDATES for g in GOLDENS)
+    checks = judge_checks(document)
+    reached = [key for key, check in checks.items() if not skipped(check)]
+    for key, result in results.items():
+        assert result["status"] in ("pass", "fail"), result  # decided: no call failed
+        # What the model said decides which judge asserts are reached; the rule does not vary.
+        assert skipped(checks[key]) == decided_cheaply(result), key
+        if not skipped(checks[key]):
+            assert result["decided_by"] == "tier3-judge"
+            assert checks[key]["evidence"]["score"] in (0, 0.25, 0.5, 0.75, 1)
+    assert all(skipped(checks[(c, ALWAYS_SKIPPED)]) for c in CANDIDATES)
+    summary = document["summary"]
+    assert summary["judge_calls_saved"] == len(checks) - len(reached) >= len(CANDIDATES)
+    assert summary["model_calls"]["judge"]["made"] == len(reached) > 0
+    assert summary["model_calls"]["made"] == len(results)

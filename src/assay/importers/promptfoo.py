@@ -2,7 +2,8 @@
 
 promptfoo's tests become goldens (one per test after promptfoo's var expansion), its prompts and
 providers become candidates, its ``defaultTest`` becomes the goldens folder's ``_defaults.yaml``.
-Everything that has no assay equivalent (model-graded and code asserts, transforms, providers
+Everything that has no assay equivalent (model-graded asserts other than ``llm-rubric``, which
+becomes assay's ``judge``; code asserts, transforms, providers
 assay has no client for, options) is listed in :attr:`Conversion.skipped`, never dropped
 silently. The semantics followed are promptfoo 0.121's, as read from its source:
 
@@ -125,6 +126,9 @@ _MODEL_GRADED: Final = frozenset(
         "trajectory:goal-success",
     }
 )
+# promptfoo's asserts on the call itself, which assay has under the same names.
+_PERF_OPS: Final = frozenset({"cost", "latency"})
+_ASSAY_OP: Final = {"llm-rubric": "judge", "cost": "cost", "latency": "latency"}
 _CODE: Final = frozenset({"javascript", "python", "webhook", "ruby"})
 # The keys of an assert that every type understands (promptfoo's Assertion).
 _COMMON_KEYS: Final = frozenset({"type", "value", "weight", "metric", "threshold"})
@@ -214,6 +218,7 @@ class _Converter:
         self.source = str(config_path)
         self.skipped: list[Skipped] = []
         self.templates: Mapping[str, Any] = {}
+        self.in_set = 0  # how deep inside assert-sets the assert being converted is
 
     def skip(self, test: int | None, what: str, why: str, title: str | None = None) -> None:
         self.skipped.append(Skipped(test, what, why, title))
@@ -448,6 +453,8 @@ class _Converter:
             return self._assert_set(entry, vars_, test, title, where)
         negated = kind.startswith("not-")
         base = kind[4:] if negated else kind
+        if base == "llm-rubric" or base in _PERF_OPS:
+            return self._graded_or_perf(entry, base, negated, vars_, test, title)
         if base in _MODEL_GRADED:
             self.skip(test, kind, "model-graded asserts are not converted", title)
             return None
@@ -529,6 +536,67 @@ class _Converter:
             converted["threshold"] = entry["threshold"]
         return converted
 
+    def _graded_or_perf(
+        self,
+        entry: Mapping[str, Any],
+        base: str,
+        negated: bool,
+        vars_: Mapping[str, Any],
+        test: int | None,
+        title: str | None,
+    ) -> dict[str, Any] | None:
+        """``llm-rubric`` as assay's ``judge`` (the rubric and its threshold), ``cost`` and
+        ``latency`` as assay's ops of those names (a threshold in USD, in milliseconds)."""
+        kind = entry["type"]
+        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
+            if key in entry:
+                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
+                return None
+        extra = sorted(set(entry) - _COMMON_KEYS)
+        if extra:
+            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+            return None
+        if negated:
+            self.skip(test, kind, f"assay's {_ASSAY_OP[base]} cannot be negated", title)
+            return None
+        threshold = entry.get("threshold")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+        ):
+            self.skip(test, kind, "its threshold is not a number", title)
+            return None
+        converted: dict[str, Any]
+        if base == "llm-rubric":
+            if self.in_set:
+                self.skip(test, kind, "assay's judge asserts cannot be inside an assert-set", title)
+                return None
+            rubric = entry.get("value")
+            if isinstance(rubric, str):
+                try:
+                    rubric = _render(rubric, vars_)
+                except _TemplateProblem as exc:
+                    self.skip(test, kind, f"its templated value does not render: {exc}", title)
+                    return None
+            if not isinstance(rubric, str) or not rubric.strip():
+                self.skip(test, kind, "its rubric (value) is not text", title)
+                return None
+            converted = {"op": "judge", "rubric": rubric}
+            if threshold is not None:
+                converted["threshold"] = threshold
+        else:
+            if threshold is None:
+                self.skip(test, kind, "it has no threshold", title)
+                return None
+            if "value" in entry:
+                self.skip(test, kind, f"{base} takes no value in assay", title)
+                return None
+            converted = {"op": base, "threshold": threshold}
+        if "weight" in entry:
+            converted["weight"] = entry["weight"]
+        if "metric" in entry:
+            converted["name"] = entry["metric"]
+        return converted
+
     def _value_file(self, ref: str, where: str) -> Any:
         """An assert's ``file://`` value as promptfoo loads it: JSON or YAML parsed (a schema),
         any other file as its text."""
@@ -560,7 +628,11 @@ class _Converter:
         if not isinstance(children_raw, list) or not children_raw:
             raise self.fail("an assert-set needs a non-empty 'assert' list", where)
         before = len(self.skipped)
-        children = self.asserts(children_raw, vars_, test, title, where)
+        self.in_set += 1
+        try:
+            children = self.asserts(children_raw, vars_, test, title, where)
+        finally:
+            self.in_set -= 1
         if len(self.skipped) != before:
             # A set scores its children together: without one of them its score would change.
             self.skip(
