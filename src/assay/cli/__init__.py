@@ -7,38 +7,51 @@ included: click's default of 2 for usage errors is overridden), 130 interrupted.
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
 from collections.abc import Sequence
+from typing import Final
 
 import click
 
 from assay._version import __version__
-from assay.cli.attest import attest_group
-from assay.cli.cache import cache_group
-from assay.cli.import_ import import_group
-from assay.cli.init import init_command
-from assay.cli.merge import merge_command
-from assay.cli.report import failures_command, report_command
-from assay.cli.run import run_command
-from assay.cli.tasks import tasks_group
 from assay.errors import AssayError
 
+# Each command's module, imported only when that command runs (or help lists it): a gate run
+# in CI does not pay for the others' imports. In the order `assay --help` lists them.
+COMMANDS: Final = {
+    "run": "assay.cli.run:run_command",
+    "merge": "assay.cli.merge:merge_command",
+    "report": "assay.cli.report:report_command",
+    "failures": "assay.cli.report:failures_command",
+    "attest": "assay.cli.attest:attest_group",
+    "cache": "assay.cli.cache:cache_group",
+    "tasks": "assay.cli.tasks:tasks_group",
+    "init": "assay.cli.init:init_command",
+    "import": "assay.cli.import_:import_group",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _LazyGroup(click.Group):
+    """A group whose commands are imported by name when needed (click's lazy-loading recipe)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="assay")
 def cli() -> None:
     """assay: evaluation harness and CI regression gate for LLM prompts and coding agents."""
-
-
-cli.add_command(run_command)
-cli.add_command(merge_command)
-cli.add_command(report_command)
-cli.add_command(failures_command)
-cli.add_command(attest_group)
-cli.add_command(cache_group)
-cli.add_command(tasks_group)
-cli.add_command(init_command)
-cli.add_command(import_group)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
