@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from assay.partials import ShardDocument, read_shards
     from assay.regressions import Diff, Regression, Rules, Trials
     from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
+    from assay.selection import IdFilter
     from assay.shards import Shard, parse_shard
 
 _EXPORTS: dict[str, str] = {
@@ -85,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "GateSettings": "config",
     "Golden": "goldens",
     "GoldenError": "errors",
+    "IdFilter": "selection",
     "Inconsistency": "goldens",
     "ItemScore": "results",
     "JudgeSettings": "config",

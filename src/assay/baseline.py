@@ -246,7 +246,7 @@ def load(path: Path) -> dict[str, Any]:
     """
     source = str(path)
     document = read_json(
-        path, BaselineError, missing="no baseline file; run `assay run ... --write-baseline` first"
+        path, BaselineError, missing="no baseline file; write one first with --write-baseline"
     )
     if not isinstance(document, dict):
         raise BaselineError("the baseline must be a JSON object", source=source)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     # The baseline and the comparison are loaded only by runs that write or check one: a plain
     # report never pays for them.
     from assay.regressions import Diff, Trials
+    from assay.selection import IdFilter
     from assay.shards import Shard
 
 Mode = Literal["report", "write-baseline", "check"]
@@ -64,6 +65,11 @@ class GateOptions:
     alpha: float | None = None
     max_repeats: int | None = None
     shard: Shard | None = None
+    # -k / --filter: only the goldens whose id matches (see assay.selection).
+    filter: IdFilter | None = None
+    # A live run's overrides of its candidates file's settings.
+    repeats: int | None = None
+    max_concurrency: int | None = None
 
 
 @dataclass(slots=True)
@@ -162,7 +168,8 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 def load_selected(
     options: GateOptions, config: Config, meanwhile: _Meanwhile | None = None
 ) -> list[Golden]:
-    """The goldens this run scores (those of its shard, with ``--shard``).
+    """The goldens this run scores (those of its shard, with ``--shard``; those ``--filter``
+    matches, with it).
 
     A large suite is loaded by one process per core, which also score it against static
     outputs (:mod:`assay.parallel`; the results ride on the list for ``_Scoring.score``); a
@@ -191,12 +198,19 @@ def load_selected(
         )
         if suite is not None and project:
             tiers = options.tiers or None
-            return suite.keep(load_suite(root, tiers, strict=config.strict, own=suite))
+            return suite.keep(
+                _filtered(load_suite(root, tiers, strict=config.strict, own=suite), options)
+            )
         if suite is not None:
-            return suite.keep(_select(suite, options.tiers))
+            return suite.keep(_filtered(_select(suite, options.tiers), options))
     with parallel.settled_objects():  # a large suite's objects, filed once (see there)
         goldens = load_whole(options, config)
-    return goldens if options.shard is None else list(options.shard.select(goldens))
+    return _filtered(goldens if options.shard is None else options.shard.select(goldens), options)
+
+
+def _filtered(goldens: Iterable[Golden], options: GateOptions) -> list[Golden]:
+    chosen = options.filter
+    return list(goldens) if chosen is None else chosen.select(goldens)
 
 
 class _Meanwhile:
@@ -239,6 +253,10 @@ def _outputs(
         from assay.models import generate_outputs, load_candidates_file
 
         spec = load_candidates_file(options.candidates)
+        if options.repeats is not None:
+            spec = replace(spec, repeats=options.repeats)
+        if options.max_concurrency is not None:
+            spec = replace(spec, max_concurrency=options.max_concurrency)
         live = generate_outputs(
             goldens,
             spec,
@@ -482,7 +500,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         tiers=options.tiers,
         suite=suite_of(options, config),
         path_given=options.path is not None,
-        sharded=options.shard is not None,
+        sharded=options.shard is not None or options.filter is not None,
         goldens=by_id,
         strict=[g.id for g in goldens if g.fields.get("gate") == "strict"],
     )
@@ -749,7 +767,8 @@ class GateStep:
         alpha: the significance level of random outcomes (flag or ``[gate]``).
         suite: what the run loaded (see :func:`suite_of`).
         path_given: the goldens came from a PATH (a schema 1 baseline records no suite).
-        sharded: the run is one shard: the goldens it lacks are not removed from the suite.
+        sharded: the run is one shard, or a --filter selection: the goldens it lacks are not
+            removed from the suite.
         goldens: the selected goldens, as id -> golden or id -> fingerprint (a merge).
         strict: ids of the goldens with ``gate: strict``.
     """

@@ -95,6 +95,7 @@ def gate_partial(
         "max_error_rate": config.gate.max_error_rate,
         "min_pass_rate": config.min_pass_rate,
         "max_repeats": options.max_repeats or config.gate.max_repeats,
+        "repeats": options.repeats,  # --repeats: the candidates file's, unless overridden
         "strict": config.strict,
         "path_given": step.path_given,
         "config": None if config.source is None else file_digest(Path(config.source)),

@@ -640,15 +640,15 @@ def test_unknown_run_id(cli: CliRunner, two_runs: tuple[str, str]) -> None:
 @pytest.mark.parametrize("flags", [[], ["--json"]])
 def test_no_saved_run(cli: CliRunner, tmp_path: Path, command: str, flags: list[str]) -> None:
     code, out, err = cli(command, *flags)
-    error((code, out, err), "no saved run", "assay run")
+    error((code, out, err), "no saved run", "assay bench")
     assert out == ""
 
 
 def test_no_saved_run_after_no_save(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
     ok(cli("run", "--telemetry", "tel", "--tier", "smoke", "--no-save"))
-    error(cli("report"), "no saved run", "assay run")
-    error(cli("failures"), "no saved run", "assay run")
+    error(cli("report"), "no saved run", "assay bench")
+    error(cli("failures"), "no saved run", "assay bench")
 
 
 # ---------------------------------------------------------------------- telemetry errors

@@ -15,7 +15,7 @@ from assay.cli.init import FILES, init_command
 from assay.goldens import iter_goldens
 from tests.helpers.cli import CliRunner
 
-WORKFLOW_RUN = "assay run --outputs outputs.json --check --format junit --output assay-junit.xml"
+WORKFLOW_RUN = "assay gate --outputs outputs.json --check --format junit --output assay-junit.xml"
 
 
 @pytest.fixture(autouse=True)

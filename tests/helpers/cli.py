@@ -235,9 +235,14 @@ def _isolated(cwd: Path, argv: list[str], env: Env | None) -> Iterator[None]:
 
 def _forget_help_options() -> None:
     """Drop the help option click caches on each command (``Command._help_option``)."""
-    from assay.cli import cli
+    from assay.cli import COMMANDS, cli
 
     todo: list[Any] = [cli]
+    for target in COMMANDS.values():  # the commands imported so far (they load lazily)
+        module_name, attribute = target.split(":")
+        module = sys.modules.get(module_name)
+        if module is not None:
+            todo.append(getattr(module, attribute))
     while todo:
         command = todo.pop()
         if getattr(command, "_help_option", None) is not None:

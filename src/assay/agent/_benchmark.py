@@ -19,6 +19,7 @@ from assay.config import Config
 from assay.errors import AssayError
 from assay.goldens import Golden, iter_goldens, load_suite
 from assay.schemas import check_context
+from assay.selection import IdFilter
 from assay.shards import Shard
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
@@ -39,6 +40,7 @@ class AgentOptions:
     force: bool = False
     alpha: float | None = None
     shard: Shard | None = None
+    filter: IdFilter | None = None  # -k / --filter: only the tasks whose id matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +113,16 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         AssayError: bad goldens, telemetry, config or run store.
     """
     every = load_tasks(options.path, config)
-    shard = options.shard
+    shard, chosen = options.shard, options.filter
     tasks = every if shard is None else list(shard.select(every))
+    if chosen is not None:
+        tasks = chosen.select(tasks)
     # The telemetry may hold the other shards' records: known tasks, not this shard's to score.
     telemetry = load_telemetry(options.telemetry, {t.id for t in every})
     if shard is not None:
         telemetry = {k: v for k, v in telemetry.items() if shard.holds(k)}
+    if chosen is not None:
+        telemetry = {k: v for k, v in telemetry.items() if chosen.holds(k)}
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (
         attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
@@ -134,6 +140,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         "goldens": str(options.path) if options.path is not None else "project + packaged",
         "telemetry": str(options.telemetry),
         **({"shard": str(options.shard)} if options.shard is not None else {}),
+        **({"filter": list(chosen.patterns)} if chosen is not None else {}),
     }
     suite = f"{selection['goldens']} tiers {','.join(tiers)}"
     partial = None
@@ -175,8 +182,10 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         by_id,
         mode=options.mode,
         baseline=options.baseline,
-        # A shard is not the whole suite: the tasks it lacks are not removed ones.
-        suite=suite + (f" shard {options.shard}" if options.shard is not None else ""),
+        # A shard or a filter is not the whole suite: the tasks it lacks are not removed ones.
+        suite=suite
+        + (f" shard {options.shard}" if options.shard is not None else "")
+        + (f" filter {chosen}" if chosen is not None else ""),
         force=options.force,
         config=config,
         alpha=options.alpha,
@@ -276,6 +285,8 @@ def execute_agent(
     box = replace(sandbox if sandbox is not None else Sandbox(), project=str(config.root))
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
+    if options.filter is not None:
+        tasks = options.filter.select(tasks)
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]
     for task in runnable:  # its telemetry and journal are files named by the id
         if "/" in task.id or task.id.startswith((".", "_")):

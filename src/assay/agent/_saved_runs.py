@@ -63,7 +63,7 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
     ids = list_runs(root)
     if not ids:
         raise RunStoreError(
-            "no saved run yet: run `assay run --telemetry ...` first", source=str(runs_dir(root))
+            "no saved run yet: run `assay bench` first", source=str(runs_dir(root))
         )
     if run_id is None:
         run_id = ids[-1]

@@ -20,15 +20,18 @@ from assay.errors import AssayError
 # Each command's module, imported only when that command runs (or help lists it): a gate run
 # in CI does not pay for the others' imports. In the order `assay --help` lists them.
 COMMANDS: Final = {
-    "run": "assay.cli.run:run_command",
+    "init": "assay.cli.init:init_command",
+    "gate": "assay.cli.gate:gate_command",
+    "eval": "assay.cli.eval_:eval_command",
+    "bench": "assay.cli.bench:bench_command",
     "merge": "assay.cli.merge:merge_command",
     "report": "assay.cli.report:report_command",
     "failures": "assay.cli.report:failures_command",
     "attest": "assay.cli.attest:attest_group",
     "cache": "assay.cli.cache:cache_group",
     "tasks": "assay.cli.tasks:tasks_group",
-    "init": "assay.cli.init:init_command",
     "import": "assay.cli.import_:import_group",
+    "run": "assay.cli.run:run_command",
 }
 
 

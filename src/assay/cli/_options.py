@@ -4,7 +4,8 @@ plugin's ``pkg/name`` format or backend is accepted exactly where a built-in one
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Final, TypeVar
 
 import click
 
@@ -45,6 +46,7 @@ def _check_backend(ctx: click.Context, param: click.Parameter, value: str | None
 
 def format_option(help_text: str = "Report format.") -> Callable[[F], F]:
     return click.option(
+        "-f",
         "--format",
         "fmt",
         default=None,
@@ -62,3 +64,116 @@ def similarity_option() -> Callable[[F], F]:
         metavar="|".join(BUILTIN_BACKENDS) + "|PKG/NAME",
         help="Tier 2 backend (default from config, else none).",
     )
+
+
+def apply(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Several option decorators as one, listed in help in the order given."""
+
+    def decorate(function: F) -> F:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def selection_options() -> Callable[[F], F]:
+    """-t/--tier, -k/--filter, --shard: which goldens (or tasks) the run takes."""
+    from assay.vocabulary import TIERS
+
+    return apply(
+        click.option(
+            "-t",
+            "--tier",
+            "tiers",
+            multiple=True,
+            type=click.Choice(TIERS),
+            help="Only this tier (repeatable).",
+        ),
+        click.option(
+            "-k",
+            "--filter",
+            "patterns",
+            multiple=True,
+            metavar="PATTERN",
+            help="Only the goldens whose id matches: an id or a glob such as 'sql-*' "
+            "(repeatable; a pattern that matches nothing is an error).",
+        ),
+        click.option(
+            "--shard",
+            "shard_spec",
+            metavar="I/N",
+            help="Only the goldens whose id hashes to shard I of N; join the shards' --json "
+            "documents with assay merge.",
+        ),
+    )
+
+
+def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
+    """-b/--baseline, -w/--write-baseline, -c/--check, --alpha, --force (and --max-repeats)."""
+    options = [
+        click.option("-b", "--baseline", type=click.Path(path_type=Path), help="Baseline file."),
+        click.option(
+            "-w", "--write-baseline", is_flag=True, help="Write the baseline from this run."
+        ),
+        click.option(
+            "-c",
+            "--check",
+            is_flag=True,
+            help="Compare with the baseline: exit 2 when a golden got worse.",
+        ),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True),
+            help="With --check: significance level for random outcomes (default 0.05).",
+        ),
+    ]
+    if max_repeats:
+        options.append(
+            click.option(
+                "--max-repeats",
+                type=click.IntRange(min=1),
+                help="With --check: give undecided goldens more trials, up to N in all.",
+            )
+        )
+    options.append(
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Let --write-baseline replace a baseline that decided goldens with one "
+            "that decides none.",
+        )
+    )
+    return apply(*options)
+
+
+def report_options() -> Callable[[F], F]:
+    """-f/--format, --json, -o/--output, -q/--quiet, --failures-only."""
+    return apply(
+        format_option("Report format (default text)."),
+        click.option("--json", "as_json", is_flag=True, help="The same as --format json."),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(path_type=Path),
+            help="Write the report to FILE (the verdict still goes to stderr).",
+        ),
+        click.option(
+            "-q", "--quiet", is_flag=True, help="Text report: only the summary and the verdict."
+        ),
+        click.option(
+            "--failures-only", is_flag=True, help="List only the goldens that did not pass."
+        ),
+    )
+
+
+REPORT_SECTION: Final = ("fmt", "as_json", "output", "quiet", "failures_only")
+SELECTION_SECTION: Final = ("tiers", "patterns", "shard_spec")
+BASELINE_SECTION: Final = (
+    "baseline",
+    "write_baseline",
+    "check",
+    "alpha",
+    "max_repeats",
+    "force",
+)

@@ -152,8 +152,8 @@ _OUTPUTS: Final = dump_json(
 
 _WORKFLOW: Final = """\
 # Score the candidate outputs against the goldens on every pull request.
-# `assay run --check` exits 2 when a golden regressed against the committed baseline
-# (create it once with `assay run --outputs outputs.json --write-baseline` and commit it).
+# `assay gate --check` exits 2 when a golden regressed against the committed baseline
+# (create it once with `assay gate --outputs outputs.json --write-baseline` and commit it).
 name: assay
 
 on:
@@ -177,7 +177,7 @@ jobs:
         run: pip install assay
       - name: Check the goldens against the baseline
         # Also appends a Markdown summary to the job page ($GITHUB_STEP_SUMMARY).
-        run: assay run --outputs outputs.json --check --format junit --output assay-junit.xml
+        run: assay gate --outputs outputs.json --check --format junit --output assay-junit.xml
       - name: Upload the JUnit report
         if: always()
         uses: actions/upload-artifact@v4
@@ -260,10 +260,10 @@ def init_command(directory: Path) -> int:
     cd = [] if directory == Path(".") else [f"cd {directory}"]
     steps = [
         *cd,
-        "assay run --outputs outputs.json                   # score the example outputs",
-        "assay run --self-test                              # asserts vs each golden's expected",
-        "assay run --outputs outputs.json --write-baseline  # then commit assay-baseline.json",
-        "assay run --outputs outputs.json --check           # what CI runs: exit 2 on a regression",
+        "assay gate --outputs outputs.json                   # score the example outputs",
+        "assay gate --self-test                              # asserts vs each golden's expected",
+        "assay gate --outputs outputs.json --write-baseline  # then commit assay-baseline.json",
+        "assay gate --outputs outputs.json --check           # CI: exit 2 on a regression",
     ]
     click.echo("next:")
     for step in steps:

@@ -42,7 +42,7 @@ def merge_command(
 
     \b
     Example (each CI job ran one shard):
-      assay run --check --shard 1/3 --json > shard-1.json   # and 2/3, 3/3
+      assay gate --check --shard 1/3 --json > shard-1.json   # and 2/3, 3/3
       assay merge shard-*.json --format junit --output report.xml
     """
     from assay.cli._step_summary import append_step_summary

@@ -1,17 +1,24 @@
-"""``assay run``: parse flags, call the gate or the agent benchmark, print, return the exit code."""
+"""``assay run``: the one command of assay 0.x for every kind of run, kept for one release.
+
+``assay gate`` (given outputs), ``assay eval`` (live candidates) and ``assay bench`` (agent runs)
+take only the flags of their own job; this command takes them all and checks their mix."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from assay.cli._common import emit, verdict_to_stderr
+from assay.cli._flows import (
+    AgentRun,
+    baseline_mode,
+    report_settings,
+    run_agent_flow,
+    run_gate_flow,
+    selection,
+)
 from assay.cli._options import format_option, similarity_option
-from assay.cli._step_summary import append_step_summary
 from assay.vocabulary import TIERS
 
 
@@ -139,9 +146,9 @@ def run_command(
     fmt: str | None,
     output: Path | None,
 ) -> int:
-    """Score candidate outputs (--outputs) or agent telemetry (--telemetry) against goldens."""
+    """Score outputs, candidates or an agent against goldens (kept for one release: use
+    assay gate, assay eval or assay bench)."""
     from assay.config import load_config
-    from assay.views import dump_json, render
 
     if write_baseline and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
@@ -191,67 +198,41 @@ def run_command(
         )
     if not agent_run and (no_save or compare):
         raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
-    shard = None
-    if shard_spec is not None:
-        from assay.shards import parse_shard
-
-        try:
-            shard = parse_shard(shard_spec)
-        except ValueError as exc:
-            raise click.UsageError(f"--shard: {exc}") from None
-        if write_baseline:
-            raise click.UsageError(
-                "--shard and --write-baseline cannot be used together: a baseline is written "
-                "from the whole suite"
-            )
-    fmt = "json" if as_json else (fmt or "text")
+    mode = baseline_mode(write_baseline, check)
+    shard, _ = selection(shard_spec, (), mode)
+    report = report_settings(as_json, fmt, output, False, False)
     config = load_config()
     if agent_run:
-        from assay.agent import AgentOptions, execute_agent, run_agent
+        from assay.agent import AgentOptions
 
-        agent_mode = "write-baseline" if write_baseline else "check" if check else "report"
         agent_options = AgentOptions(
             path,
             telemetry or Path(),
             cast(Any, tiers),
             not no_save,
             compare,
-            mode=agent_mode,
+            mode=mode,
             baseline=baseline,
             force=force,
             alpha=alpha,
             shard=shard,
         )
+        execute = None
         if agent is not None:
-
-            def say(line: str) -> None:
-                click.echo(f"assay: {line}", err=True)
-
-            command, sandbox = _agent_sandbox(agent, config, no_journal, no_network)
-            sandbox = replace(sandbox, environment=environment)
-            outcome = execute_agent(
-                agent_options,
-                config,
-                command,
+            execute = AgentRun(
+                agent,
                 jobs=jobs,
-                keep_worktrees=keep_worktrees,
-                sandbox=sandbox,
-                report=say,
                 executor=executor,
                 ray_address=ray_address,
+                keep_worktrees=keep_worktrees,
+                no_journal=no_journal,
+                no_network=no_network,
+                environment=environment,
             )
-        else:
-            outcome = run_agent(agent_options, config)
-        view = outcome.view()
-        emit(render(fmt, view), output)
-        verdict_to_stderr(view, output)
-        if os.environ.get("GITHUB_STEP_SUMMARY"):
-            append_step_summary(render("markdown", view))
-        return outcome.exit_code
+        return run_agent_flow(agent_options, config, report, execute)
 
-    from assay.gate import GateOptions, load_selected, run_gate
+    from assay.gate import GateOptions
 
-    mode = "write-baseline" if write_baseline else "check" if check else "report"
     options = GateOptions(
         path=path,
         outputs=outputs,
@@ -264,41 +245,9 @@ def run_command(
         no_cache=no_cache,
         candidates=candidates,
         judge=use_judge,
-        progress=fmt == "text" and output is None,
+        progress=report.fmt == "text" and output is None,
         alpha=alpha,
         max_repeats=max_repeats,
         shard=shard,
     )
-    if self_test:
-        from assay.goldens import self_test as run_self_test
-        from assay.schemas import check_context
-        from assay.views._text import render_self_test
-
-        report = run_self_test(load_selected(options, config), check_context(config))
-        emit(dump_json(report.to_dict()) if fmt == "json" else render_self_test(report), output)
-        return 0 if report.ok else 1
-    run = run_gate(options, config)
-    document = run.to_dict()
-    emit(render(fmt, document, run.content()), output)
-    verdict_to_stderr(document, output)
-    for reason in run.undecided:  # the report is out; the exit code says: could not decide
-        click.echo(f"assay: error: {reason}", err=True)
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        append_step_summary(render("markdown", document))
-    return run.exit_code
-
-
-def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) -> tuple[str, Any]:
-    """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
-    itself as the command (or a built-in agent)."""
-    from assay.agent._execute import Sandbox
-
-    named = config.agents.get(agent)
-    if named is None:
-        return agent, Sandbox(journal=not no_journal, no_network=no_network)
-    return named.command, Sandbox(
-        journal=named.journal and not no_journal,
-        no_network=named.no_network or no_network,
-        allow_read=named.allow_read,
-        allow_endpoints=named.allow_endpoints,
-    )
+    return run_gate_flow(options, config, report, self_test)

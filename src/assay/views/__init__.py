@@ -52,14 +52,24 @@ def is_known_format(name: str) -> bool:
     return name in FORMATS or has_plugin(FORMATS_GROUP, name)
 
 
-def render(fmt: str, document: Mapping[str, Any], content: ReportContent | None = None) -> str:
-    """``document`` drawn in ``fmt``; ``content`` reaches only the views that show content.
+def render(
+    fmt: str,
+    document: Mapping[str, Any],
+    content: ReportContent | None = None,
+    *,
+    quiet: bool = False,
+) -> str:
+    """``document`` drawn in ``fmt``; ``content`` reaches only the views that show content;
+    ``quiet``: the text report without a row per golden (only the text format has rows to
+    leave out: the others are files for tools).
 
     Raises:
         PluginError: a plugin format that cannot load, raises or returns no text.
     """
     if fmt == "json":
         return dump_json(document)
+    if fmt == "text":
+        return renderer(fmt)(document, quiet=quiet)
     if fmt in ("html", "outputs"):
         return renderer(fmt)(document, content)
     if fmt in _RENDERERS:
@@ -70,4 +80,11 @@ def render(fmt: str, document: Mapping[str, Any], content: ReportContent | None 
     return render_plugin_format(fmt, document, RenderContext(view=view))
 
 
-__all__ = ["FORMATS", "dump_json", "is_known_format", "render", "renderer"]
+def failures_only(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The document with only the results that did not pass (``--failures-only``); its
+    summary, which counts every result, is unchanged."""
+    kept = [r for r in document.get("results", []) if r.get("status") != "pass"]
+    return {**document, "results": kept}
+
+
+__all__ = ["FORMATS", "dump_json", "failures_only", "is_known_format", "render", "renderer"]

@@ -1,4 +1,4 @@
-"""``--format outputs``: the run's answers as an outputs file that ``assay run --outputs`` reads
+"""``--format outputs``: the run's answers as an outputs file that ``assay gate --outputs`` reads
 back (JSONL rows ``{"id", "candidate", "output"}``), to inspect, keep, or re-score a live run
 without calling the model again."""
 

@@ -173,9 +173,10 @@ def render_verdict(document: Document, written_to: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_text(document: Document) -> str:
+def render_text(document: Document, *, quiet: bool = False) -> str:
     """Any run as text: rows per candidate, summaries, the matrix and ranking when there are
-    several candidates, the composite of an agent run, notes, the baseline check and verdict."""
+    several candidates, the composite of an agent run, notes, the baseline check and verdict.
+    ``quiet``: no row per golden and no matrix, only what the run came to."""
     results = document["results"]
     summary = document["summary"]
     width = min(max(max((len(r["id"]) for r in results), default=10), 10), 60)
@@ -184,12 +185,15 @@ def render_text(document: Document) -> str:
     grouped = by_candidate(document)
     lines: list[str] = []
     for s in ranked:
-        lines.append(f"candidate {s['candidate']}:" if multi else title(document))
-        lines.extend(_row(r, width) for r in grouped.get(s["candidate"], []))
-        lines.append(("  " if multi else "") + "summary: " + summary_line(s))
-        lines.append("")
+        if not quiet:
+            lines.append(f"candidate {s['candidate']}:" if multi else title(document))
+            lines.extend(_row(r, width) for r in grouped.get(s["candidate"], []))
+            lines.append(("  " if multi else "") + "summary: " + summary_line(s))
+            lines.append("")
+        else:
+            lines.append((f"{s['candidate']}: " if multi else "summary: ") + summary_line(s))
     if multi:
-        lines += [*_matrix(document, width), "", *_ranking(document), ""]
+        lines += [*([] if quiet else [*_matrix(document, width), ""]), *_ranking(document), ""]
     if not ranked:
         lines.append("assay: no candidate outputs")
     lines += composite_lines(summary)

@@ -1,0 +1,189 @@
+"""What ``assay gate``, ``assay eval``, ``assay bench`` and ``assay run`` do once their flags are
+parsed and checked: run the gate or the agent benchmark, print the report, return the exit code.
+One place, so the commands differ only in the flags they take."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from assay.cli._common import emit, verdict_to_stderr
+from assay.cli._step_summary import append_step_summary
+
+if TYPE_CHECKING:
+    from assay.agent import AgentOptions
+    from assay.config import Config
+    from assay.gate import GateOptions
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """How the run is shown: the format, where to, and how much of it."""
+
+    fmt: str = "text"
+    output: Path | None = None
+    quiet: bool = False
+    failures_only: bool = False
+
+    def show(self, document: dict[str, Any], content: Any = None) -> None:
+        """Print (or write) the report, then the verdict on stderr when it went to a file."""
+        from assay.views import failures_only, render
+
+        shown = failures_only(document) if self.failures_only else document
+        emit(render(self.fmt, shown, content, quiet=self.quiet), self.output)
+        verdict_to_stderr(document, self.output)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(render("markdown", shown))
+
+
+def report_settings(
+    as_json: bool, fmt: str | None, output: Path | None, quiet: bool, failures_only: bool
+) -> Report:
+    """The report asked for; ``--json`` is ``--format json``.
+
+    Raises:
+        click.UsageError: ``--json`` with another format, ``--quiet`` with another format than
+            text, or ``--quiet`` with ``--failures-only``.
+    """
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    chosen = "json" if as_json else (fmt or "text")
+    if quiet and chosen != "text":
+        raise click.UsageError(f"--quiet shortens the text report; --format {chosen} is whole")
+    if quiet and failures_only:
+        raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
+    return Report(chosen, output, quiet, failures_only)
+
+
+def baseline_mode(write_baseline: bool, check: bool) -> str:
+    """``report``, ``write-baseline`` or ``check``.
+
+    Raises:
+        click.UsageError: both flags.
+    """
+    if write_baseline and check:
+        raise click.UsageError("--write-baseline and --check cannot be used together")
+    return "write-baseline" if write_baseline else "check" if check else "report"
+
+
+def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> tuple[Any, Any]:
+    """The ``--shard`` and ``-k`` / ``--filter`` selections (each None when not given).
+
+    Raises:
+        click.UsageError: a bad shard; either with ``--write-baseline`` (a baseline is written
+            from the whole suite); both together (a shard of a filtered suite cannot merge).
+        AssayError: an empty pattern.
+    """
+    shard = None
+    if shard_spec is not None:
+        from assay.shards import parse_shard
+
+        try:
+            shard = parse_shard(shard_spec)
+        except ValueError as exc:
+            raise click.UsageError(f"--shard: {exc}") from None
+    chosen = None
+    if patterns:
+        from assay.selection import id_filter
+
+        chosen = id_filter(patterns)
+    for flag, given in (("--shard", shard), ("--filter", chosen)):
+        if given is not None and mode == "write-baseline":
+            raise click.UsageError(
+                f"{flag} and --write-baseline cannot be used together: a baseline is written "
+                "from the whole suite"
+            )
+    if shard is not None and chosen is not None:
+        raise click.UsageError(
+            "--shard and --filter cannot be used together: the shards of a filtered suite "
+            "would not merge into the whole run"
+        )
+    return shard, chosen
+
+
+def run_gate_flow(options: GateOptions, config: Config, report: Report, self_test: bool) -> int:
+    """The gate on given outputs or live candidates (or ``--self-test``): report, exit code."""
+    from assay.gate import load_selected, run_gate
+
+    if self_test:
+        from assay.goldens import self_test as run_self_test
+        from assay.schemas import check_context
+        from assay.views import dump_json
+        from assay.views._text import render_self_test
+
+        result = run_self_test(load_selected(options, config), check_context(config))
+        text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
+        emit(text, report.output)
+        return 0 if result.ok else 1
+    run = run_gate(options, config)
+    document = run.to_dict()
+    report.show(document, run.content())
+    for reason in run.undecided:  # the report is out; the exit code says: could not decide
+        click.echo(f"assay: error: {reason}", err=True)
+    return run.exit_code
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """How ``--agent`` runs the agent (None: score the given telemetry)."""
+
+    agent: str
+    jobs: int | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    keep_worktrees: bool = False
+    no_journal: bool = False
+    no_network: bool = False
+    environment: str = "local"
+
+
+def run_agent_flow(
+    options: AgentOptions, config: Config, report: Report, execute: AgentRun | None
+) -> int:
+    """An agent run (executed here, or its telemetry scored): report, exit code."""
+    from assay.agent import execute_agent, run_agent
+
+    if execute is not None:
+
+        def say(line: str) -> None:
+            click.echo(f"assay: {line}", err=True)
+
+        command, sandbox = _agent_sandbox(
+            execute.agent, config, execute.no_journal, execute.no_network
+        )
+        sandbox = replace(sandbox, environment=execute.environment)
+        outcome = execute_agent(
+            options,
+            config,
+            command,
+            jobs=execute.jobs,
+            keep_worktrees=execute.keep_worktrees,
+            sandbox=sandbox,
+            report=say,
+            executor=execute.executor,
+            ray_address=execute.ray_address,
+        )
+    else:
+        outcome = run_agent(options, config)
+    report.show(outcome.view())
+    return outcome.exit_code
+
+
+def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) -> tuple[str, Any]:
+    """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
+    itself as the command (or a built-in agent)."""
+    from assay.agent._execute import Sandbox
+
+    named = config.agents.get(agent)
+    if named is None:
+        return agent, Sandbox(journal=not no_journal, no_network=no_network)
+    return named.command, Sandbox(
+        journal=named.journal and not no_journal,
+        no_network=named.no_network or no_network,
+        allow_read=named.allow_read,
+        allow_endpoints=named.allow_endpoints,
+    )
