@@ -12,6 +12,14 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 
 if TYPE_CHECKING:
+    from assay.agent import (
+        AgentOptions,
+        AgentOutcome,
+        AgentVerdict,
+        Sandbox,
+        execute_agent,
+        run_agent,
+    )
     from assay.asserts import (
         AssertSpec,
         CheckContext,
@@ -68,7 +76,10 @@ _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
     "AbortError": "comparison",
     "AbortSignal": "comparison",
+    "AgentOptions": "agent",
+    "AgentOutcome": "agent",
     "AgentSettings": "config",
+    "AgentVerdict": "agent",
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
@@ -102,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "Result": "results",
     "Rules": "regressions",
     "RunStoreError": "errors",
+    "Sandbox": "agent",
     "SelfTestReport": "goldens",
     "Shard": "shards",
     "ShardDocument": "partials",
@@ -112,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate_deterministic_scorer": "comparison",
     "evaluate_prompt_candidates": "comparison",
     "evaluate_prompt_candidates_sync": "comparison",
+    "execute_agent": "agent",
     "iter_goldens": "goldens",
     "load_config": "config",
     "load_outputs": "outputs",
@@ -121,6 +134,7 @@ _EXPORTS: dict[str, str] = {
     "parse_shard": "shards",
     "read_shards": "partials",
     "register_op": "asserts",
+    "run_agent": "agent",
     "run_assert": "asserts",
     "run_gate": "gate",
     "self_test": "goldens",

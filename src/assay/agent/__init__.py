@@ -9,6 +9,8 @@ from assay.agent._benchmark import (
     run_agent,
 )
 from assay.agent._composite import COST_BASELINE_USD, DURATION_BASELINE_S, Components, compose
+from assay.agent._execute import Sandbox
+from assay.agent._gate import AgentVerdict
 from assay.agent._merge import merge_agent
 from assay.agent._record import compare_runs, failures_table, run_document
 from assay.agent._saved_runs import (
@@ -32,8 +34,10 @@ __all__ = [
     "AgentOptions",
     "AgentOutcome",
     "AgentRun",
+    "AgentVerdict",
     "AttestationCheck",
     "Components",
+    "Sandbox",
     "Telemetry",
     "attestation_checker",
     "classify",
