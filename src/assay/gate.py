@@ -117,11 +117,14 @@ class GateRun:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (schema version 2); every view reads this."""
         out = results_document("gate", self.results, self.summaries)
-        if self.live:
-            for result in out["results"]:
-                produced = self.outputs.get(result["candidate"], {})
-                if result["id"] in produced and result["status"] != "error":
-                    result["output"] = produced[result["id"]]
+        for result in out["results"]:
+            # A live run's answers are in its results; of static outputs (the user's own file),
+            # those that did not pass, so that every report can show what was said.
+            if not self.live and result["status"] == "pass":
+                continue
+            produced = self.outputs.get(result["candidate"], {})
+            if result["id"] in produced and (result["status"] != "error" or not self.live):
+                result["output"] = produced[result["id"]]
         summary = out["summary"]
         summary["goldens"] = self.golden_count
         summary["mode"] = self.mode

@@ -155,12 +155,13 @@ def merge_gate(
     if any(isinstance(n, int) for n in saved):  # as the whole run: only when judge asserts ran
         run.judge_saved = sum(n for n in saved if isinstance(n, int))
     run.live = bool(head["live"])
-    if run.live:
-        outputs: dict[str, dict[str, Any]] = {}
-        for data, result in ordered:
-            if "output" in data:
-                outputs.setdefault(result.candidate, {})[result.id] = data["output"]
-        run.outputs = outputs
+    # The outputs the shards' documents show (a live run's answers; static outputs that did
+    # not pass): the whole run's document shows the same.
+    outputs: dict[str, dict[str, Any]] = {}
+    for data, result in ordered:
+        if "output" in data:
+            outputs.setdefault(result.candidate, {})[result.id] = data["output"]
+    run.outputs = outputs
     run.trials = {}
     first_look: dict[tuple[str, str], Trials] | None = None
     tally = ErrorTally()

@@ -193,7 +193,7 @@ def test_jsonl_telemetry(cli: CliRunner, tmp_path: Path) -> None:
 
 RESULT_KEYS = {"id", "tier", "candidate", "status", "passed", "score", "decided_by", "checks"}
 # What each job adds on the same record (docs/formats.md, "Result").
-GATE_EXTRAS = {"notes", "repeats"}
+GATE_EXTRAS = {"notes", "repeats", "output"}
 AGENT_EXTRAS = {"notes", "title", "telemetry", "failure", "safety"}
 CHECK_KEYS = {"text", "op", "passed", "reason", "evidence"}
 SUMMARY_KEYS = {"total", "counts", "pass_rate", "mean_score", "candidates"}

@@ -154,16 +154,21 @@ def test_failures_only_and_quiet_shorten_the_report_not_the_summary(tmp_path: Pa
     _, whole, _ = run_cli(["gate", "--example"], tmp_path)
     _, failures, _ = run_cli(["gate", "--example", "--failures-only"], tmp_path)
     _, quiet, _ = run_cli(["gate", "--example", "-q"], tmp_path)
-    rows = [line for line in whole.splitlines() if line.startswith("  ")]
+    # A golden's row (its details, the output and the expected answer, are indented further).
+    rows = [line for line in whole.splitlines() if line.startswith("  ") and line[2] != " "]
     failing = [line for line in rows if not line.strip().startswith("PASS")]
     assert failing and len(failing) < len(rows)
     # The same rows (their columns as wide as the ids shown need).
-    shown = [line.split() for line in failures.splitlines() if line.startswith("  ")]
+    shown = [
+        line.split() for line in failures.splitlines() if line.startswith("  ") and line[2] != " "
+    ]
     assert shown == [line.split() for line in failing]
     summary = [line for line in whole.splitlines() if line.startswith("summary: ")]
     assert [line for line in failures.splitlines() if line.startswith("summary: ")] == summary
     assert quiet.splitlines()[0] == summary[0]
     assert not [line for line in quiet.splitlines() if line.startswith("  ")]
+    # What the failing golden said, under its row.
+    assert "               output: Jane Roe (jane.roe@example.com)" in whole
     _, document, _ = run_cli(["gate", "--example", "--json", "--failures-only"], tmp_path)
     parsed = json.loads(document)
     assert all(r["status"] != "pass" for r in parsed["results"])

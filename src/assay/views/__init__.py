@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from assay.results import ReportContent
 
 FORMATS: Final = ("text", "json", "markdown", "junit", "html", "outputs")
-# format -> (module, function); the function takes (document) or (document, content).
+# format -> (module, function); the function takes (document, content): content is what a
+# view may show besides the document (the expected answers of failing goldens, the inputs).
 _RENDERERS: Final = {
     "text": ("assay.views._text", "render_text"),
     "markdown": ("assay.views._markdown", "render_markdown"),
@@ -69,8 +70,8 @@ def render(
     if fmt == "json":
         return dump_json(document)
     if fmt == "text":
-        return renderer(fmt)(document, quiet=quiet)
-    if fmt in ("html", "outputs"):
+        return renderer(fmt)(document, content, quiet=quiet)
+    if fmt in ("html", "outputs", "markdown", "junit"):
         return renderer(fmt)(document, content)
     if fmt in _RENDERERS:
         return renderer(fmt)(document)

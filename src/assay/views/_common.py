@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from assay.results import ReportContent
 
 Document = Mapping[str, Any]
+
+# How much of an output a report line shows, and how many lines of a diff.
+TRIM: Final = 160
+DIFF_LINES: Final = 8
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 LABEL: dict[str, str] = {
     "pass": "PASS",
@@ -81,3 +91,52 @@ def gate_state(document: Document) -> str:
     if summary.get("gate_failures"):
         return "failed"
     return "passed" if "regressions" in document else "report"
+
+
+def as_text(value: Any) -> str:
+    """An output or expected value as the checks read it: text as it is, JSON as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def trimmed(text: str, limit: int = TRIM) -> str:
+    """``text`` on one line (control characters as spaces), cut at ``limit`` characters."""
+    flat = _CONTROL.sub(" ", text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + f"… ({len(text)} characters)"
+
+
+def details(result: Mapping[str, Any], content: ReportContent | None) -> list[str]:
+    """What a result that did not pass said, and how it differs from the expected answer: an
+    ``output:`` line (trimmed), then an ``expected:`` line when both are one line, else a short
+    unified diff. The output is the document's (a failing result carries it); the expected
+    answer comes only from ``content`` (never from the document, which may be saved)."""
+    if result.get("status") == "pass":
+        return []
+    output = result.get("output")
+    if output is None and content is not None:
+        output = content.outputs.get(result.get("candidate", ""), {}).get(result["id"])
+    if output is None or (
+        result.get("status") in ("no-output", "error") and "output" not in result
+    ):
+        return []
+    text = as_text(output)
+    lines = [f"output: {trimmed(text)}" if text else "output: (empty)"]
+    golden = content.goldens.get(result["id"]) if content is not None else None
+    if golden is None or not golden.has_expected:
+        return lines
+    expected = as_text(golden.expected)
+    if expected.strip() == text.strip():
+        return lines
+    if "\n" not in expected.strip() and "\n" not in text.strip():
+        return [*lines, f"expected: {trimmed(expected)}"]
+    import difflib  # only for a multi-line answer that differs: most runs never need it
+
+    diff = list(
+        difflib.unified_diff(
+            expected.splitlines(), text.splitlines(), "expected", "output", n=1, lineterm=""
+        )
+    )[2:]  # the ---/+++ header says nothing the labels do not
+    shown = [f"  {trimmed(line, TRIM + 2)}" for line in diff[:DIFF_LINES]]
+    more = [f"  … {len(diff) - DIFF_LINES} more diff line(s)"] if len(diff) > DIFF_LINES else []
+    return [*lines, "diff (expected → output):", *shown, *more]

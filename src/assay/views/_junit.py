@@ -14,9 +14,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from assay.views._common import Document, by_candidate, candidates, score, why
+from assay.views._common import Document, by_candidate, candidates, details, score, why
+
+if TYPE_CHECKING:
+    from assay.results import ReportContent
 
 GATE_SUITE: Final = "assay-gate"
 _MESSAGE_MAX: Final = 200
@@ -57,7 +60,7 @@ def _fail_body(result: Mapping[str, Any], lines: list[str]) -> str:
     return "\n".join([head, *lines, *notes, *extra])
 
 
-def _testcase(suite: ET.Element, result: Mapping[str, Any]) -> None:
+def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportContent | None) -> None:
     attrs = {"classname": result.get("tier") or "assay", "name": result["id"]}
     telemetry = result.get("telemetry")
     if telemetry is not None:
@@ -73,7 +76,7 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any]) -> None:
             case,
             "failure",
             {"message": _fail_message(result, lines), "type": kind},
-            _fail_body(result, lines),
+            "\n".join([_fail_body(result, lines), *details(result, content)]),
         )
     elif status in ("no-output", "error"):
         message = _short("; ".join(why(result)) or status)
@@ -152,11 +155,12 @@ def _suite_properties(summary: Mapping[str, Any], document: Document) -> list[tu
     return props
 
 
-def render_junit(document: Document) -> str:
+def render_junit(document: Document, content: ReportContent | None = None) -> str:
     """Any run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape).
 
     Args:
         document: the results document (``--json`` output or a saved run record).
+        content: the expected answers, to show how a failing output differs.
 
     Returns:
         The XML document, UTF-8 declaration included, ending in a newline.
@@ -167,7 +171,7 @@ def render_junit(document: Document) -> str:
         suite = ET.SubElement(root, "testsuite", {"name": clean(summary["candidate"])})
         _properties(suite, _suite_properties(summary, document))
         for result in grouped.get(summary["candidate"], []):
-            _testcase(suite, result)
+            _testcase(suite, result, content)
     summary = document["summary"]
     if "regressions" in document or summary.get("gate_failures") or summary.get("undecided"):
         _gate_suite(root, document)

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.views._common import (
     Document,
     by_candidate,
     candidates,
+    details,
     gate_state,
     golden_ids,
     pct,
     score,
     why,
 )
+
+if TYPE_CHECKING:
+    from assay.results import ReportContent
 from assay.vocabulary import FAILING_STATUSES, STATUSES
 
 MAX_ROWS: Final = 50
@@ -130,7 +134,7 @@ def _candidates(document: Document) -> list[str]:
     return ["### Candidates", "", *_table((*header, "no-output"), rows), ""]
 
 
-def _failing(document: Document) -> list[str]:
+def _failing(document: Document, content: ReportContent | None) -> list[str]:
     failing = [
         r
         for results in by_candidate(document).values()
@@ -139,6 +143,8 @@ def _failing(document: Document) -> list[str]:
     ]
     if not failing:
         return []
+    said = {id(r): "; ".join(details(r, content)[:2]) for r in failing[:MAX_ROWS]}
+    shown = any(said.values())  # what the candidate said, and the expected answer
     rows = [
         (
             cell(r["id"]),
@@ -146,13 +152,15 @@ def _failing(document: Document) -> list[str]:
             cell(r["tier"]),
             r["status"],
             cell("; ".join(why(r)) or r["status"]),
+            *([cell(said[id(r)])] if shown else []),
         )
         for r in failing[:MAX_ROWS]
     ]
+    header = ("golden", "candidate", "tier", "status", "why", *(["said"] if shown else []))
     return [
         f"### Failing goldens ({len(failing)})",
         "",
-        *_table(("golden", "candidate", "tier", "status", "why"), rows),
+        *_table(header, rows),
         *_more(len(failing)),
         "",
     ]
@@ -175,11 +183,12 @@ def _totals(document: Document) -> list[str]:
     return lines
 
 
-def render_markdown(document: Document) -> str:
+def render_markdown(document: Document, content: ReportContent | None = None) -> str:
     """Any run as GitHub-flavoured Markdown.
 
     Args:
         document: the results document (``--json`` output or a saved run record).
+        content: the expected answers, to show how a failing output differs.
 
     Returns:
         Verdict (or an agent run's score) line, the composite tables of an agent run,
@@ -190,6 +199,6 @@ def render_markdown(document: Document) -> str:
     lines += _composite(document["summary"])
     lines += _regressions(document)
     lines += _candidates(document) if candidates(document) else ["No candidate outputs.", ""]
-    lines += _failing(document)
+    lines += _failing(document, content)
     lines += _totals(document)
     return "\n".join(lines).rstrip() + "\n"

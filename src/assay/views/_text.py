@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.goldens import SelfTestReport
 from assay.views._common import (
@@ -13,6 +13,7 @@ from assay.views._common import (
     Document,
     by_candidate,
     candidates,
+    details,
     golden_ids,
     pct,
     score,
@@ -22,6 +23,9 @@ from assay.views._common import (
 from assay.views._common import (
     why as why_lines,
 )
+
+if TYPE_CHECKING:
+    from assay.results import ReportContent
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -127,8 +131,8 @@ def _compare(comparison: Mapping[str, Any]) -> list[str]:
 
 def _calls(calls: Mapping[str, Any], label: str = "calls") -> str:
     line = (
-        f"{label}: {calls.get('made', 0)} made, {calls.get('cache_hits', 0)} from the cache, "
-        f"{calls.get('errors', 0)} failed; tokens {calls.get('input_tokens', 0)} in / "
+        f"{label}: {calls.get('made', 0)} made ({calls.get('errors', 0)} failed), "
+        f"{calls.get('cache_hits', 0)} from the cache; tokens {calls.get('input_tokens', 0)} in / "
         f"{calls.get('output_tokens', 0)} out; cost ${calls.get('cost_usd', 0.0):.4f}"
     )
     judge = calls.get("judge")
@@ -173,7 +177,9 @@ def render_verdict(document: Document, written_to: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_text(document: Document, *, quiet: bool = False) -> str:
+def render_text(
+    document: Document, content: ReportContent | None = None, *, quiet: bool = False
+) -> str:
     """Any run as text: rows per candidate, summaries, the matrix and ranking when there are
     several candidates, the composite of an agent run, notes, the baseline check and verdict.
     ``quiet``: no row per golden and no matrix, only what the run came to."""
@@ -187,7 +193,10 @@ def render_text(document: Document, *, quiet: bool = False) -> str:
     for s in ranked:
         if not quiet:
             lines.append(f"candidate {s['candidate']}:" if multi else title(document))
-            lines.extend(_row(r, width) for r in grouped.get(s["candidate"], []))
+            for r in grouped.get(s["candidate"], []):
+                lines.append(_row(r, width))
+                # What a failing golden said, and how it differs from the expected answer.
+                lines.extend(" " * 15 + line for line in details(r, content))  # under the id
             lines.append(("  " if multi else "") + "summary: " + summary_line(s))
             lines.append("")
         else:
