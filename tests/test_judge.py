@@ -467,7 +467,7 @@ def test_judge_calls_are_counted_apart_from_candidate_calls(
     assert (second["judge"]["made"], second["judge"]["cache_hits"]) == (0, 4)
     code, out, _ = run_cli(["run", goldens, "--outputs", outputs, "--judge"], tmp_path)
     assert code == 0
-    assert "judge calls: 0 made, 4 from the cache, 0 failed" in out
+    assert "judge calls: 0 made (0 failed), 4 from the cache" in out
 
 
 def test_an_openai_judge_is_asked_for_a_schema_constrained_verdict(
