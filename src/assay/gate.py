@@ -25,6 +25,7 @@ from assay.config import Config
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
 from assay.outputs import load_outputs
+from assay.paths import shown_path
 from assay.results import (
     CandidateSummary,
     ReportContent,
@@ -142,7 +143,7 @@ class GateRun:
         if self.judge_saved is not None:
             summary["judge_calls_saved"] = self.judge_saved
         if self.baseline_path is not None:
-            summary["baseline"] = str(self.baseline_path)
+            summary["baseline"] = shown_path(self.baseline_path)
         if self.diff is not None:
             out["regressions"] = [r.to_dict() for r in self.diff.regressions]
             summary["baseline_notes"] = list(self.diff.notes)
@@ -805,7 +806,8 @@ def _baseline_step(
     baseline_path = step.baseline
     if step.mode == "write-baseline":
         if run.undecided:
-            run.notes.append(f"baseline not written to {baseline_path}: {run.undecided[0]}")
+            shown = shown_path(baseline_path)
+            run.notes.append(f"baseline not written to {shown}: {run.undecided[0]}")
             return
         document = baseline_mod.build(
             run.results, step.goldens, run.summaries, trials=run.trials, suite=step.suite
@@ -838,5 +840,5 @@ def _baseline_step(
             )
         if run.diff.regressions:
             run.gate_failures.append(
-                f"{len(run.diff.regressions)} regression(s) against {baseline_path}"
+                f"{len(run.diff.regressions)} regression(s) against {shown_path(baseline_path)}"
             )

@@ -19,6 +19,7 @@ from assay.asserts import CheckResult
 from assay.config import Config
 from assay.errors import BaselineError
 from assay.goldens import Golden
+from assay.paths import shown_path
 from assay.regressions import Regression, Rules, Trials
 from assay.regressions import diff as regressions_diff
 from assay.results import Result, summarize_by_candidate
@@ -53,7 +54,7 @@ class AgentVerdict:
         if self.failures:
             summary["gate_failures"] = list(self.failures)
         if self.baseline is not None:
-            summary["baseline"] = str(self.baseline)
+            summary["baseline"] = shown_path(self.baseline)
         if self.regressions is not None:
             out["regressions"] = [r.to_dict() for r in self.regressions]
             summary["baseline_notes"] = list(self.notes)
@@ -156,7 +157,9 @@ def agent_gate(
         verdict.regressions = diff.regressions
         verdict.notes = diff.notes
         if diff.regressions:
-            verdict.failures.append(f"{len(diff.regressions)} regression(s) against {path}")
+            verdict.failures.append(
+                f"{len(diff.regressions)} regression(s) against {shown_path(path)}"
+            )
     minimum = config.gate.min_score
     if minimum is not None and run.score < minimum:
         verdict.failures.append(f"composite score {run.score:.3f} is below min_score {minimum:g}")
