@@ -64,11 +64,7 @@ def summary_line(s: Mapping[str, Any]) -> str:
 def _matrix(document: Document, width: int) -> list[str]:
     names = [s["candidate"] for s in candidates(document)]
     cells = {(r["candidate"], r["id"]): r for r in document["results"]}
-    col = max(12, *(len(n) for n in names))
-    lines = [
-        "matrix (goldens × candidates):",
-        "  " + " " * width + "  " + "  ".join(f"{n:>{col}}" for n in names),
-    ]
+    rows: list[tuple[str, list[str]]] = []
     for golden_id in golden_ids(document):
         row = []
         for n in names:
@@ -79,8 +75,16 @@ def _matrix(document: Document, width: int) -> list[str]:
                 cell = LABEL[found["status"]]
             else:
                 cell = f"{LABEL[found['status']]} {score(found['score'])}"
-            row.append(f"{cell:>{col}}")
-        lines.append(f"  {golden_id:<{width}}  " + "  ".join(row))
+            row.append(cell)
+        rows.append((golden_id, row))
+    # Every column as wide as its widest cell ("NO-OUTPUT 0.000" is wider than a name).
+    col = max(12, *(len(n) for n in names), *(len(c) for _, row in rows for c in row))
+    lines = [
+        "matrix (goldens × candidates):",
+        "  " + " " * width + "  " + "  ".join(f"{n:>{col}}" for n in names),
+    ]
+    for golden_id, row in rows:
+        lines.append(f"  {golden_id:<{width}}  " + "  ".join(f"{c:>{col}}" for c in row))
     return lines
 
 
