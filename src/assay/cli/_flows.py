@@ -5,6 +5,7 @@ One place, so the commands differ only in the flags they take."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,13 @@ class Report:
         from assay.views import failures_only, render
 
         shown = failures_only(document) if self.failures_only else document
-        emit(render(self.fmt, shown, content, quiet=self.quiet), self.output)
+        text = render(self.fmt, shown, content, quiet=self.quiet)
+        if self.fmt == "text" and self.output is None and sys.stdout.isatty():
+            # A person is reading: colour (unless NO_COLOR) and lines wrapped to the terminal.
+            from assay.views._terminal import styled, use_colour
+
+            text = styled(text, colour=use_colour(sys.stdout))
+        emit(text, self.output)
         verdict_to_stderr(document, self.output)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render("markdown", shown))

@@ -25,7 +25,7 @@ from assay.cli._options import (
     "eval",
     cls=SectionedCommand,
     sections=[
-        ("What to run", ("candidates", "repeats", "max_concurrency", "no_cache")),
+        ("What to run", ("candidates", "repeats", "max_concurrency", "no_cache", "no_progress")),
         ("Which goldens", SELECTION_SECTION),
         ("Scoring", ("similarity", "use_judge")),
         ("Baseline", BASELINE_SECTION),
@@ -61,6 +61,12 @@ from assay.cli._options import (
     help="Model calls in flight at once (default: the candidates file's, else 64).",
 )
 @click.option("--no-cache", is_flag=True, help="Call the models again: do not use the cache.")
+@click.option(
+    "--no-progress",
+    is_flag=True,
+    help="No progress on stderr (by default: a redrawn line on a terminal, a line every few "
+    "seconds in a log).",
+)
 @selection_options()
 @similarity_option()
 @click.option(
@@ -74,6 +80,7 @@ def eval_command(
     repeats: int | None,
     max_concurrency: int | None,
     no_cache: bool,
+    no_progress: bool,
     tiers: tuple[str, ...],
     patterns: tuple[str, ...],
     shard_spec: str | None,
@@ -113,7 +120,7 @@ def eval_command(
         no_cache=no_cache,
         candidates=candidates,
         judge=use_judge,
-        progress=report.fmt == "text" and output is None,
+        progress=not no_progress,
         alpha=alpha,
         max_repeats=max_repeats,
         shard=shard,
