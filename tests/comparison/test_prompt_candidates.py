@@ -4,10 +4,13 @@ concurrency, privacy."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import math
 import random
+import threading
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -569,19 +572,27 @@ def test_validation_error_is_a_value_error() -> None:
         evaluate([], items("i"), run, scorer, AbortController().signal)
 
 
-@pytest.mark.parametrize("bad_signal", [None, "signal", object(), AbortController()])
-def test_signal_is_required(bad_signal: Any) -> None:
+@pytest.mark.parametrize("bad_signal", ["signal", object(), AbortController()])
+def test_signal_must_be_an_abort_signal_or_none(bad_signal: Any) -> None:
     calls, run, scorer = never_run()
     with pytest.raises(ValidationError) as info:
         evaluate(cands("c"), items("i"), run, scorer, bad_signal)
     assert "signal" in str(info.value)
+    assert info.value.field == "signal"
+    with pytest.raises(ValidationError) as info:
+        evaluate_prompt_candidates_sync(cands("c"), items("i"), run, scorer, signal=bad_signal)
+    assert info.value.field == "signal"
     assert calls == []
 
 
-def test_signal_argument_cannot_be_omitted() -> None:
+def test_empty_candidates_is_checked_before_a_bad_signal() -> None:
     calls, run, scorer = never_run()
-    with pytest.raises(TypeError):
-        evaluate_prompt_candidates(cands("c"), items("i"), run, scorer)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError) as info:
+        evaluate([], items("i"), run, scorer, "signal")
+    assert info.value.field == "candidates"
+    with pytest.raises(ValidationError) as info:
+        evaluate(cands("c"), [], run, scorer, "signal")
+    assert info.value.field == "items"
     assert calls == []
 
 
@@ -741,6 +752,457 @@ def test_sync_and_async_scorers_give_the_same_result() -> None:
         ("a", 0.625, 1.0),
         ("b", 0.5, 0.5),
     ]
+
+
+# --------------------------------------------------------------------------- sync / async callables
+
+SYNC_TABLE = {
+    ("a", "1"): (0.25, True),
+    ("a", "2"): (1, True),
+    ("a", "3"): (0, False),
+    ("b", "1"): (0.5, False),
+    ("b", "2"): (0.5, True),
+    ("b", "3"): (0.75, True),
+    ("c", "1"): (0.5, False),
+    ("c", "2"): (0.5, True),
+    ("c", "3"): (0.75, True),
+}
+
+
+def sync_echo_run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+    return {"c": cid(candidate), "i": iid(item)}
+
+
+async def suspending_echo_run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+    await asyncio.sleep(0)
+    return {"c": cid(candidate), "i": iid(item)}
+
+
+def async_table_scorer(table: dict[tuple[str, str], tuple[float, bool]]) -> Callable[..., Any]:
+    sync_scorer = table_scorer(table)
+
+    async def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return sync_scorer(target, signal)
+
+    return scorer
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_sync_callables_through_the_sync_api_equal_async_ones(concurrency: int) -> None:
+    args = (cands("c", "a", "b"), items("1", "2", "3"))
+    reference = evaluate(
+        *args,
+        suspending_echo_run,
+        async_table_scorer(SYNC_TABLE),
+        AbortController().signal,
+        max_concurrency=concurrency,
+    )
+    through_sync_api = evaluate_prompt_candidates_sync(
+        *args,
+        sync_echo_run,
+        table_scorer(SYNC_TABLE),
+        AbortController().signal,
+        max_concurrency=concurrency,
+    )
+    through_async_api = evaluate(
+        *args,
+        sync_echo_run,
+        table_scorer(SYNC_TABLE),
+        AbortController().signal,
+        max_concurrency=concurrency,
+    )
+    assert through_sync_api == reference
+    assert through_async_api == reference
+    assert [s.to_dict(with_results=True) for s in through_sync_api] == [
+        s.to_dict(with_results=True) for s in reference
+    ]
+    # b and c tie on mean and pass rate (so the id decides); a has the lowest mean.
+    assert [(s.candidate, s.mean_score, s.pass_rate) for s in reference] == [
+        ("b", 0.5833333333333334, pytest.approx(2 / 3)),
+        ("c", 0.5833333333333334, pytest.approx(2 / 3)),
+        ("a", 0.4166666666666667, pytest.approx(2 / 3)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("run", "scorer"),
+    [
+        (sync_echo_run, table_scorer(SYNC_TABLE)),
+        (sync_echo_run, async_table_scorer(SYNC_TABLE)),
+        (suspending_echo_run, table_scorer(SYNC_TABLE)),
+    ],
+    ids=["sync-sync", "sync-async", "async-sync"],
+)
+def test_mixed_sync_and_async_callables_give_the_same_summaries(
+    run: Callable[..., Any], scorer: Callable[..., Any]
+) -> None:
+    args = (cands("a", "b", "c"), items("1", "2", "3"))
+    reference = evaluate(
+        *args, suspending_echo_run, async_table_scorer(SYNC_TABLE), AbortController().signal
+    )
+    for concurrency in (1, 2, 16):
+        assert evaluate(*args, run, scorer, max_concurrency=concurrency) == reference
+        assert evaluate_prompt_candidates_sync(*args, run, scorer) == reference
+
+
+def test_sync_run_candidate_call_order_inputs_and_signal() -> None:
+    controller = AbortController()
+    calls: list[Any] = []
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        calls.append(("run", cid(candidate), iid(item), signal))
+        return f"{cid(candidate)}/{iid(item)}"
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        calls.append(("score", target["output"], signal))
+        return {"score": 1, "passed": True}
+
+    evaluate_prompt_candidates_sync(
+        cands("z", "a"), items("2", "1"), run, scorer, controller.signal
+    )
+    s = controller.signal
+    assert calls == [
+        ("run", "z", "2", s),
+        ("score", "z/2", s),
+        ("run", "z", "1", s),
+        ("score", "z/1", s),
+        ("run", "a", "2", s),
+        ("score", "a/2", s),
+        ("run", "a", "1", s),
+        ("score", "a/1", s),
+    ]
+    assert all(call[-1] is s for call in calls)
+
+
+def test_sync_callables_run_on_the_event_loop_thread() -> None:
+    threads: set[int] = set()
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        threads.add(threading.get_ident())
+        return 1
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        threads.add(threading.get_ident())
+        return {"score": 1, "passed": True}
+
+    async def main() -> list[CandidateSummary]:
+        threads.add(threading.get_ident())
+        return await evaluate_prompt_candidates(
+            cands("a", "b"), items("1", "2"), run, scorer, max_concurrency=3
+        )
+
+    asyncio.run(main())
+    assert threads == {threading.get_ident()}
+
+
+def test_the_result_is_awaited_not_the_function() -> None:
+    """A plain function returning an awaitable (here a future) is awaited; a sync function's
+    result is used as is, whatever it is."""
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.set_result({"c": cid(candidate), "i": iid(item)})
+        return future
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> Any:
+        return asyncio.sleep(0, result=table_scorer(SYNC_TABLE)(target, signal))
+
+    args = (cands("a", "b", "c"), items("1", "2", "3"))
+    reference = evaluate(*args, echo_run, table_scorer(SYNC_TABLE))
+    assert evaluate(*args, run, scorer) == reference
+    assert evaluate(*args, run, scorer, max_concurrency=3) == reference
+
+
+class SyncRun:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        self.calls += 1
+        return {"c": cid(candidate), "i": iid(item)}
+
+
+class AsyncRun:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        self.calls += 1
+        await asyncio.sleep(0)
+        return {"c": cid(candidate), "i": iid(item)}
+
+
+class SyncScorer:
+    def __call__(self, target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        return table_scorer(SYNC_TABLE)(target, signal)
+
+
+class AsyncScorer:
+    async def __call__(self, target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return table_scorer(SYNC_TABLE)(target, signal)
+
+
+def run_with_offset(offset: float, candidate: Any, item: Any, signal: AbortSignal) -> Any:
+    return {"c": cid(candidate), "i": iid(item), "offset": offset}
+
+
+async def async_run_with_offset(
+    offset: float, candidate: Any, item: Any, signal: AbortSignal
+) -> Any:
+    await asyncio.sleep(0)
+    return {"c": cid(candidate), "i": iid(item), "offset": offset}
+
+
+def scorer_with_offset(
+    table: dict[tuple[str, str], tuple[float, bool]], target: dict[str, Any], signal: AbortSignal
+) -> dict[str, Any]:
+    out = target["output"]
+    value, passed = table[out["c"], out["i"]]
+    return {
+        "score": value + out["offset"],
+        "passed": passed,
+        "evidence": {"pair": [out["c"], out["i"]]},
+    }
+
+
+async def async_scorer_with_offset(
+    table: dict[tuple[str, str], tuple[float, bool]], target: dict[str, Any], signal: AbortSignal
+) -> dict[str, Any]:
+    await asyncio.sleep(0)
+    return scorer_with_offset(table, target, signal)
+
+
+@pytest.mark.parametrize("api", ["async", "sync"])
+def test_callable_objects_are_accepted(api: str) -> None:
+    args = (cands("a", "b", "c"), items("1", "2", "3"))
+    call = evaluate if api == "async" else evaluate_prompt_candidates_sync
+    reference = evaluate(*args, echo_run, table_scorer(SYNC_TABLE))
+    for run in (SyncRun(), AsyncRun()):
+        for scorer in (SyncScorer(), AsyncScorer()):
+            assert call(*args, run, scorer, max_concurrency=2) == reference
+        assert run.calls == 2 * 9
+
+
+@pytest.mark.parametrize("api", ["async", "sync"])
+def test_partials_are_accepted(api: str) -> None:
+    args = (cands("a", "b", "c"), items("1", "2", "3"))
+    call = evaluate if api == "async" else evaluate_prompt_candidates_sync
+    reference = evaluate(*args, echo_run, table_scorer(SYNC_TABLE))
+    # The bound arguments are used: the run adds 0.5 to every output, the scorer adds it.
+    shifted = {key: (value + 0.5, passed) for key, (value, passed) in SYNC_TABLE.items()}
+    expected = evaluate(*args, echo_run, table_scorer(shifted))
+    assert expected != reference
+    for run in (
+        functools.partial(run_with_offset, 0.5),
+        functools.partial(async_run_with_offset, 0.5),
+    ):
+        for scorer in (
+            functools.partial(scorer_with_offset, SYNC_TABLE),
+            functools.partial(async_scorer_with_offset, SYNC_TABLE),
+        ):
+            assert call(*args, run, scorer) == expected
+            assert call(*args, run, scorer, max_concurrency=4) == expected
+
+
+def test_sync_run_candidate_error_propagates_through_the_sync_api() -> None:
+    runs: list[str] = []
+    error = Boom("model failed")
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        runs.append(iid(item))
+        if iid(item) == "2":
+            raise error
+        return 1
+
+    with pytest.raises(Boom) as info:
+        evaluate_prompt_candidates_sync(cands("a"), items("1", "2", "3"), run, const_scorer())
+    assert info.value is error
+    assert runs == ["1", "2"]
+
+
+def test_concurrency_bound_with_a_sync_run_candidate_and_an_async_scorer() -> None:
+    state = {"pairs": 0, "max_pairs": 0}
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        state["pairs"] += 1
+        state["max_pairs"] = max(state["max_pairs"], state["pairs"])
+        return 1
+
+    async def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        state["pairs"] -= 1
+        return {"score": 1, "passed": True}
+
+    for n in (1, 2, 5):
+        state.update(pairs=0, max_pairs=0)
+        scores = evaluate(
+            cands("a", "b"), items(*(str(k) for k in range(10))), run, scorer, max_concurrency=n
+        )
+        assert state["max_pairs"] == n
+        assert state["pairs"] == 0
+        assert [s.total for s in scores] == [10, 10]
+
+
+# --------------------------------------------------------------------------- optional signal
+
+
+def test_signal_is_optional_and_keeps_its_place_in_the_signature() -> None:
+    for function in (evaluate_prompt_candidates, evaluate_prompt_candidates_sync):
+        parameters = list(inspect.signature(function).parameters.values())
+        assert [p.name for p in parameters] == [
+            "candidates",
+            "items",
+            "run_candidate",
+            "scorer",
+            "signal",
+            "max_concurrency",
+        ]
+        signal = parameters[4]
+        assert signal.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert signal.default is None
+        assert parameters[5].default == 1
+    assert typing.get_type_hints(evaluate_prompt_candidates)["signal"] == AbortSignal | None
+
+
+def signal_probe() -> tuple[list[Any], Callable[..., Any], Callable[..., Any]]:
+    seen: list[Any] = []
+
+    async def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        seen.append(signal)
+        return {"c": cid(candidate), "i": iid(item)}
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        seen.append(signal)
+        return table_scorer(SYNC_TABLE)(target, signal)
+
+    return seen, run, scorer
+
+
+@pytest.mark.parametrize("how", ["omitted", "positional-none", "keyword-none"])
+@pytest.mark.parametrize("api", ["async", "sync"])
+def test_no_signal_works_and_the_callables_still_get_one(api: str, how: str) -> None:
+    args = (cands("b", "a", "c"), items("1", "2", "3"))
+    reference = evaluate(*args, echo_run, table_scorer(SYNC_TABLE), AbortController().signal)
+    call = evaluate if api == "async" else evaluate_prompt_candidates_sync
+    for concurrency in (1, 3):
+        seen, run, scorer = signal_probe()
+        if how == "omitted":
+            scores = call(*args, run, scorer, max_concurrency=concurrency)
+        elif how == "positional-none":
+            scores = call(*args, run, scorer, None, concurrency)
+        else:
+            scores = call(*args, run, scorer, signal=None, max_concurrency=concurrency)
+        assert scores == reference
+        assert len(seen) == 2 * 9
+        # One internal signal per call, never None and never aborted, for run and scorer alike.
+        assert all(isinstance(s, AbortSignal) for s in seen)
+        assert all(s is seen[0] for s in seen)
+        assert seen[0].aborted is False
+        seen[0].throw_if_aborted()
+
+
+def test_each_call_without_a_signal_gets_its_own() -> None:
+    first, run1, scorer1 = signal_probe()
+    second, run2, scorer2 = signal_probe()
+    evaluate_prompt_candidates_sync(cands("a"), items("1"), run1, scorer1)
+    evaluate_prompt_candidates_sync(cands("a"), items("1"), run2, scorer2)
+    assert first[0] is not second[0]
+
+
+def test_sync_callables_without_a_signal_through_the_sync_api() -> None:
+    """The plain-Python form: no AbortController, no async anywhere."""
+    scores = evaluate_prompt_candidates_sync(
+        [PromptCandidate("a", "pa"), PromptCandidate("b", "pb")],
+        [EvaluationItem("1", 1), EvaluationItem("2", 2)],
+        lambda candidate, item, signal: candidate.prompt + str(item.input),
+        lambda target, signal: {"score": float(target["output"] == "pb2"), "passed": True},
+    )
+    assert [(s.candidate, s.mean_score, s.pass_rate) for s in scores] == [
+        ("b", 0.5, 1.0),
+        ("a", 0.0, 1.0),
+    ]
+
+
+# --------------------------------------------------------------------------- abort, sync callables
+
+
+@pytest.mark.parametrize("api", ["async", "sync"])
+@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("reason", [None, Boom("from a sync run")])
+def test_a_sync_run_candidate_aborting_the_given_signal_stops_the_run(
+    api: str, concurrency: int, reason: Any
+) -> None:
+    controller = AbortController()
+    runs: list[tuple[str, bool]] = []
+    scored: list[Any] = []
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        runs.append((iid(item), signal.aborted))
+        if iid(item) == "3":
+            controller.abort(reason)  # returns normally: checked before scoring
+        return iid(item)
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        scored.append(target["output"])
+        return {"score": 1, "passed": True}
+
+    call = evaluate if api == "async" else evaluate_prompt_candidates_sync
+    expected = AbortError if reason is None else Boom
+    with pytest.raises(expected) as info:
+        call(
+            cands("a"),
+            items(*(str(n) for n in range(10))),
+            run,
+            scorer,
+            controller.signal,
+            max_concurrency=concurrency,
+        )
+    if reason is not None:
+        assert info.value is reason
+    # Sync pairs run one at a time: exactly pairs 0..3 started, the aborting one not scored.
+    assert runs == [(str(n), False) for n in range(4)]
+    assert scored == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize("api", ["async", "sync"])
+def test_a_sync_scorer_aborting_the_given_signal_stops_the_run(api: str) -> None:
+    controller = AbortController()
+    runs: list[str] = []
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        runs.append(iid(item))
+        return iid(item)
+
+    def scorer(target: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+        if target["output"] == "2":
+            controller.abort(Boom("from scorer"))
+        return {"score": 1, "passed": True}
+
+    call = evaluate if api == "async" else evaluate_prompt_candidates_sync
+    with pytest.raises(Boom):
+        call(cands("a"), items("1", "2", "3", "4"), run, scorer, signal=controller.signal)
+    assert runs == ["1", "2"]
+
+
+def test_a_pre_aborted_signal_still_aborts_the_sync_api() -> None:
+    calls: list[Any] = []
+
+    def run(candidate: Any, item: Any, signal: AbortSignal) -> Any:
+        calls.append(item)
+        return 1
+
+    controller = AbortController()
+    reason = Boom("before")
+    controller.abort(reason)
+    with pytest.raises(Boom) as info:
+        evaluate_prompt_candidates_sync(
+            cands("a"), items("1"), run, const_scorer(), controller.signal
+        )
+    assert info.value is reason
+    assert calls == []
 
 
 # --------------------------------------------------------------------------- abort

@@ -5,6 +5,13 @@ Pairs are numbered candidate-major (candidates in input order, then items in inp
 number from one shared counter, so at most N pairs are in flight and no task is created per pair.
 Each result is stored under its pair number and aggregated in pair order, so the returned scores
 are identical to a sequential run's.
+
+``run_candidate`` and ``scorer`` may be sync or async: whatever a call returns is awaited when it
+is awaitable (a coroutine function, a ``functools.partial`` of one, an object whose ``__call__``
+is async, a function returning a future) and used as is otherwise. A sync callable runs on the
+event loop's thread, like an async one that never awaits: while it runs no other pair (and no
+other task) makes progress, so a worker only yields to the others at the awaits of an async
+callable. Blocking I/O belongs in an async callable (or ``asyncio.to_thread``).
 """
 
 from __future__ import annotations
@@ -12,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from assay.asserts import CheckResult
-from assay.comparison._abort import AbortSignal
+from assay.comparison._abort import AbortController, AbortSignal
 from assay.comparison._types import UNSET, check_ids, field_of
 from assay.errors import ValidationError
 from assay.models import gather_or_cancel
@@ -26,8 +33,14 @@ from assay.vocabulary import SCORER, Status
 
 P = ParamSpec("P")
 T = TypeVar("T")
-RunCandidate = Callable[[Any, Any, AbortSignal], Awaitable[Any]]
+# Sync or async: the result is awaited when it is awaitable (so ``Awaitable[Any] | Any``).
+RunCandidate = Callable[[Any, Any, AbortSignal], Any]
 Scorer = Callable[[dict[str, Any], AbortSignal], Any]
+
+
+async def _resolve(value: Any) -> Any:
+    """A callable's result: awaited when awaitable, as is otherwise."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def _target(item: Any, output: Any) -> dict[str, Any]:
@@ -63,7 +76,7 @@ async def evaluate_prompt_candidates(
     items: Sequence[Any],
     run_candidate: RunCandidate,
     scorer: Scorer,
-    signal: AbortSignal,
+    signal: AbortSignal | None = None,
     max_concurrency: int = 1,
 ) -> list[CandidateSummary]:
     """Run each candidate on each item, score every output, and rank the candidates.
@@ -71,10 +84,13 @@ async def evaluate_prompt_candidates(
     Args:
         candidates: ``{id, prompt, metadata?}`` dicts or :class:`PromptCandidate` objects.
         items: ``{id, input, expected?, context?}`` dicts or :class:`EvaluationItem` objects.
-        run_candidate: ``async (candidate, item, signal) -> output``.
+        run_candidate: ``(candidate, item, signal) -> output``, sync or async (an awaitable
+            result is awaited; sync callables run on the event loop's thread).
         scorer: ``(target, signal) -> {score, passed, evidence?}``, sync or async; target is
             ``{input, output, expected?, context?}``.
-        signal: required; checked before each pair and between run and score.
+        signal: an :class:`AbortSignal`, checked before each pair and between run and score;
+            ``None`` (the default) means the run cannot be aborted. Both callables always get
+            a signal (an internal one that never aborts when none is given).
         max_concurrency: pairs in flight at once (results equal a sequential run's).
 
     Returns:
@@ -82,8 +98,9 @@ async def evaluate_prompt_candidates(
         item order), sorted by mean_score desc, pass_rate desc, candidate asc.
 
     Raises:
-        ValidationError: empty candidates (checked first) or items, bad ids, a missing signal,
-            a malformed scorer result (naming the pair).
+        ValidationError: empty candidates (checked first) or items, bad ids, a ``signal`` that
+            is neither ``None`` nor an :class:`AbortSignal`, a malformed scorer result (naming
+            the pair).
         AbortError: or the abort reason, when ``signal`` is aborted; no pair starts after it.
     """
     candidates, items = list(candidates), list(items)
@@ -91,8 +108,12 @@ async def evaluate_prompt_candidates(
         raise ValidationError("candidates must not be empty", field="candidates")
     if not items:
         raise ValidationError("items must not be empty", field="items")
-    if not isinstance(signal, AbortSignal):
-        raise ValidationError("signal is required: pass AbortController().signal", field="signal")
+    if signal is None:
+        signal = AbortController().signal  # never aborted: callbacks always get a signal
+    elif not isinstance(signal, AbortSignal):
+        raise ValidationError(
+            "signal must be an AbortSignal (AbortController().signal) or None", field="signal"
+        )
     if (
         isinstance(max_concurrency, bool)
         or not isinstance(max_concurrency, int)
@@ -109,11 +130,9 @@ async def evaluate_prompt_candidates(
 
     async def run_pair(index: int) -> None:
         c, i = divmod(index, len(items))
-        output = await run_candidate(candidates[c], items[i], signal)
+        output = await _resolve(run_candidate(candidates[c], items[i], signal))
         signal.throw_if_aborted()
-        raw = scorer(_target(items[i], output), signal)
-        if inspect.isawaitable(raw):
-            raw = await raw
+        raw = await _resolve(scorer(_target(items[i], output), signal))
         records[index] = _item_result(raw, candidate_ids[c], item_ids[i])
 
     async def worker() -> None:
