@@ -61,16 +61,13 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
             sys.modules.pop(module_name, None)
             return f"{reference}: importing {target} raised {type(exc).__name__}: {exc}"
     else:
-        added = str(root) not in sys.path
-        if added:
-            sys.path.insert(0, str(root))
+        # The one rule for a module of the project, shared with the python provider.
+        from assay._project_modules import import_project_module
+
         try:
-            module = importlib.import_module(target)
+            module = import_project_module(target, root)
         except Exception as exc:
             return f"{reference}: importing {target} raised {type(exc).__name__}: {exc}"
-        finally:
-            if added:
-                sys.path.remove(str(root))
     fn = getattr(module, name, None)
     if fn is None:
         return f"{reference}: {target} has no function {name!r}"

@@ -17,7 +17,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -37,9 +37,46 @@ CREATE TABLE IF NOT EXISTS outputs (
 """
 
 
-def cache_key(config: ProviderConfig, prompt: str, repeat: int, purpose: str = "output") -> str:
+def provider_identity(config: ProviderConfig, root: Path | None = None) -> dict[str, Any]:
+    """The provider's part of a cache key: :meth:`ProviderConfig.cache_identity`, and for a
+    python provider the sha256 of its function's module file (found with the project root
+    ``root``, default the working directory, on ``sys.path``, as the provider imports it), so
+    an edited function is a cache miss. Only the digest: the cache never holds the code. The
+    other types' identities are the config's alone (their existing entries still hit).
+
+    Raises:
+        ValueError: a python provider whose module cannot be found (its ``setting``
+            attribute names the ``function`` field).
+    """
+    identity = config.cache_identity()
+    if config.type == "python":
+        # Imported here: only a run with a python provider pays for it.
+        from assay.models.providers.python import source_digest
+
+        identity["source_sha256"] = source_digest(config.function or "", root)
+    return identity
+
+
+def cache_key(
+    config: ProviderConfig,
+    prompt: str,
+    repeat: int,
+    purpose: str = "output",
+    *,
+    identity: Mapping[str, Any] | None = None,
+) -> str:
+    """The key of one call's entry.
+
+    Args:
+        identity: ``provider_identity(config, root)`` when the caller has it already (a run
+            computes it once per provider, not once per call); by default it is computed here
+            with the working directory as the project root.
+
+    Raises:
+        ValueError: as :func:`provider_identity`.
+    """
     material = {
-        "provider": config.cache_identity(),
+        "provider": dict(identity) if identity is not None else provider_identity(config),
         "prompt": prompt,
         "repeat": repeat,
         "purpose": purpose,

@@ -150,7 +150,13 @@ def generate_outputs(
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
         outcomes, stats = asyncio.run(
-            run_calls(calls, cache=cache, max_concurrency=spec.max_concurrency, progress=progress)
+            run_calls(
+                calls,
+                cache=cache,
+                max_concurrency=spec.max_concurrency,
+                progress=progress,
+                root=root,
+            )
         )
     except ConfigError as exc:
         if exc.source is None:  # name the candidates file the provider came from

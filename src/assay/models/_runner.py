@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from assay.errors import ConfigError
-from assay.models._cache import OutputCache, cache_key
+from assay.models._cache import OutputCache, cache_key, provider_identity
 from assay.models._pool import gather_or_cancel
 from assay.models.providers import (
     Completion,
@@ -30,6 +31,7 @@ from assay.models.providers import (
     ProviderTimeout,
     make_provider,
 )
+from assay.progress import Progress
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -122,22 +124,6 @@ def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -
     return rng.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
 
 
-class Progress:
-    """A one-line progress bar on a terminal's stderr; silent otherwise."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.enabled = total, 0, enabled and sys.stderr.isatty()
-
-    def step(self) -> None:
-        self.done += 1
-        if self.enabled and (self.done == self.total or self.done % 10 == 0):
-            filled = int(30 * self.done / max(1, self.total))
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}")
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 async def run_calls(
     calls: Sequence[Call],
     *,
@@ -147,39 +133,59 @@ async def run_calls(
     sleep: Callable[[float], object] | None = None,
     seed: int | None = None,
     accept: Callable[[str], bool] | None = None,
+    root: Path | None = None,
 ) -> tuple[list[Outcome], RunStats]:
     """Make every call (or read it from the cache); outcomes are in ``calls`` order.
 
     ``accept`` says whether a completion is usable; unusable ones (e.g. a judge reply with no
-    verdict) are returned but never cached, like errors.
+    verdict) are returned but never cached, like errors. ``root`` is the project root, where
+    a python provider's module is found (default: the working directory).
     """
     stats = RunStats()
     outcomes: list[Outcome | None] = [None] * len(calls)
     providers: dict[ProviderConfig, Provider] = {}
     limits: dict[ProviderConfig, asyncio.Semaphore] = {}
+    identities: dict[ProviderConfig, dict[str, Any]] = {}
     rng = random.Random(seed)
     pause = sleep or asyncio.sleep
     bar = Progress(len(calls), progress)
     next_index = 0
 
+    def cannot_start(config: ProviderConfig, exc: Exception) -> ConfigError:
+        # A provider that cannot start (missing API key variable, unimportable function) is
+        # a configuration error for the whole run, not a failed call.
+        setting = getattr(exc, "setting", None)  # the setting at fault, if named
+        return ConfigError(
+            f"the {config.type} provider cannot start: {exc}",
+            field=f"provider.{setting}" if setting else "provider",
+        )
+
     def provider_for(config: ProviderConfig) -> tuple[Provider, asyncio.Semaphore]:
         if config not in providers:
             try:
-                providers[config] = make_provider(config)
+                providers[config] = make_provider(config, root=root)
             except (ValueError, ImportError) as exc:
-                # A provider that cannot start (missing API key variable, unimportable
-                # function) is a configuration error for the whole run, not a failed call.
-                setting = getattr(exc, "setting", None)  # the setting at fault, if named
-                raise ConfigError(
-                    f"the {config.type} provider cannot start: {exc}",
-                    field=f"provider.{setting}" if setting else "provider",
-                ) from None
+                raise cannot_start(config, exc) from None
             limits[config] = asyncio.Semaphore(config.max_concurrency)
         return providers[config], limits[config]
 
+    def identity_of(config: ProviderConfig) -> dict[str, Any]:
+        # Once per provider and run: a python provider's reads its module's file, and every
+        # call of the run must be keyed by the same code.
+        if config not in identities:
+            try:
+                identities[config] = provider_identity(config, root)
+            except (ValueError, ImportError) as exc:
+                raise cannot_start(config, exc) from None
+        return identities[config]
+
     async def one(call: Call) -> Outcome:
-        key = cache_key(call.config, call.cache_prompt(), call.repeat, call.purpose)
+        key: str | None = None
         if cache is not None:
+            identity = identity_of(call.config)
+            key = cache_key(
+                call.config, call.cache_prompt(), call.repeat, call.purpose, identity=identity
+            )
             hit = cache.get(key)
             if hit is not None and (accept is None or accept(hit.text)):
                 stats.cache_hits += 1
@@ -206,6 +212,8 @@ async def run_calls(
                 # (no max_tokens, a missed stop token) would use every retry the same way.
                 out_of_time = isinstance(exc, ProviderTimeout) and timeouts > 1
                 if not exc.retryable or out_of_time or attempt > call.config.max_retries:
+                    # A call that failed was made all the same: made counts every call sent.
+                    stats.made += 1
                     stats.errors += 1
                     return Outcome(None, f"{exc} after {attempt} attempt(s)", attempts=attempt)
                 result = pause(backoff_delay(attempt - 1, exc.retry_after, rng))
@@ -217,7 +225,11 @@ async def run_calls(
             stats.output_tokens += completion.output_tokens
             cost_usd = completion.cost(call.config)
             stats.cost_usd += cost_usd
-            if cache is not None and (accept is None or accept(completion.text)):
+            if (
+                cache is not None
+                and key is not None
+                and (accept is None or accept(completion.text))
+            ):
                 cache.put(key, completion)  # at once: an interrupted run keeps it
             return Outcome(completion, attempts=attempt, latency_ms=latency_ms, cost_usd=cost_usd)
 
@@ -226,8 +238,8 @@ async def run_calls(
         while next_index < len(calls):
             index = next_index
             next_index += 1
-            outcomes[index] = await one(calls[index])
-            bar.step()
+            outcome = outcomes[index] = await one(calls[index])
+            bar.step(failed=outcome.completion is None)
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]

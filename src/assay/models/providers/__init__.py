@@ -14,6 +14,7 @@ is an error of the call or of the run, naming the plugin, never a crash.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from assay.models.providers._base import (
@@ -50,8 +51,11 @@ def known_provider_types_text() -> str:
     return f"{', '.join(PROVIDER_TYPES)} or an installed plugin type 'pkg/name'"
 
 
-def make_provider(config: ProviderConfig) -> Provider:
+def make_provider(config: ProviderConfig, *, root: Path | None = None) -> Provider:
     """Instantiate the provider for ``config.type`` (imports only that provider's module).
+
+    ``root`` is the project root, where the python provider finds the module of its
+    ``function`` (default: the working directory); the other providers have no use for it.
 
     Raises:
         ValueError: an unknown type or a setting the provider needs is missing; its
@@ -73,7 +77,7 @@ def make_provider(config: ProviderConfig) -> Provider:
     if config.type == "python":
         from assay.models.providers.python import PythonProvider
 
-        return PythonProvider(config)
+        return PythonProvider(config, root)
     if config.type == "echo":
         from assay.models.providers.echo import EchoProvider
 

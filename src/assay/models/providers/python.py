@@ -3,6 +3,11 @@
 The function returns the output text, or a mapping ``{text, input_tokens?, output_tokens?}``.
 A sync function runs in a worker thread so it cannot stall the other calls.
 
+The module is imported with the project root first on ``sys.path`` (the rule of the ``python``
+assert op, :mod:`assay._project_modules`): a module of the project needs no ``PYTHONPATH``.
+:func:`source_digest` is the sha256 of the module's file, part of the cache identity of a
+python provider, so editing the function's file is a cache miss.
+
 Whatever the function does is the result of that one call, never assay's fate: an exception,
 ``sys.exit()`` or any other ``BaseException`` (but Ctrl-C) becomes an error result naming it,
 and so does a return value of the wrong shape.
@@ -12,12 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
+from assay._project_modules import import_project_module, module_digest
 from assay.models.providers._base import Completion, ProviderConfig, ProviderError, ProviderTimeout
 
 # Far above any real call, and low enough that cost arithmetic stays finite.
@@ -44,28 +50,57 @@ def describe(exc: BaseException) -> str:
     return f"{name}: {message}" if message else name
 
 
-def load_function(spec: str) -> Callable[..., Any]:
-    """Import ``module:function``.
+def _module_name(spec: str) -> tuple[str, str]:
+    """``module:function`` as (module, function).
+
+    Raises:
+        FunctionError: not of that form.
+    """
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise FunctionError(f"function must look like 'module:function', not {spec!r}")
+    return module_name, attr
+
+
+def _cannot_import(spec: str, module_name: str, exc: BaseException) -> FunctionError:
+    return FunctionError(f"cannot import {module_name!r} for {spec!r}: {describe(exc)}")
+
+
+def load_function(spec: str, root: Path | None = None) -> Callable[..., Any]:
+    """Import ``module:function``, the project root ``root`` (default: the working directory)
+    first on ``sys.path`` for the import.
 
     Raises:
         FunctionError: a bad spec, a module that cannot be imported (missing, a syntax
             error, raising or exiting at import), or a missing or non-callable attribute.
     """
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise FunctionError(f"function must look like 'module:function', not {spec!r}")
+    module_name, attr = _module_name(spec)
     try:
-        module = importlib.import_module(module_name)
+        module = import_project_module(module_name, Path.cwd() if root is None else root)
     except (Exception, SystemExit) as exc:  # whatever the module does at import
-        raise FunctionError(
-            f"cannot import {module_name!r} for {spec!r}: {describe(exc)}"
-        ) from None
+        raise _cannot_import(spec, module_name, exc) from None
     function = getattr(module, attr, None)
     if function is None:
         raise FunctionError(f"{spec!r}: module {module_name!r} has no {attr!r}")
     if not callable(function):
         raise FunctionError(f"{spec!r} is not a callable")
     return function  # type: ignore[no-any-return]
+
+
+def source_digest(spec: str, root: Path | None = None) -> str | None:
+    """The sha256 of the file ``module:function``'s module is imported from (found as
+    :func:`load_function` finds it, the module itself not run); None for a module with no
+    file. Only the digest: the cache never holds the code.
+
+    Raises:
+        FunctionError: a bad spec, or a module that cannot be found (a cache hit must not
+            hide a provider that cannot start).
+    """
+    module_name, _attr = _module_name(spec)
+    try:
+        return module_digest(module_name, Path.cwd() if root is None else root)
+    except (Exception, SystemExit) as exc:  # a parent package runs when the module is found
+        raise _cannot_import(spec, module_name, exc) from None
 
 
 # A call's outcome as a value: (True, result) or (False, the exception it raised). Raising a
@@ -136,9 +171,9 @@ def completion_of(result: Any) -> Completion:
 
 
 class PythonProvider:
-    def __init__(self, config: ProviderConfig):
+    def __init__(self, config: ProviderConfig, root: Path | None = None):
         self.config = config
-        self.function = load_function(config.function or "")
+        self.function = load_function(config.function or "", root)
 
     async def complete(self, prompt: str) -> Completion:
         if inspect.iscoroutinefunction(self.function):
