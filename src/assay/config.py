@@ -21,11 +21,14 @@ if TYPE_CHECKING:
 
 DEFAULT_GOLDENS: Final = "goldens"
 DEFAULT_BASELINE: Final = "assay-baseline.json"
+# Committed with the project (not under .assay/, which is ignored): anyone may verify a record.
+DEFAULT_ATTESTATIONS: Final = "assay-attestations"
 DEFAULT_REGEX_TIMEOUT_S: Final = 0.1
 
 _TOP_KEYS: Final = (
     "goldens",
     "baseline",
+    "attestations",
     "similarity",
     "regex_timeout_s",
     "min_pass_rate",
@@ -123,6 +126,8 @@ class Config:
         root: the project root (where the config file is, else the working directory).
         goldens: the project's goldens folder.
         baseline: the committed baseline file.
+        attestations: the committed folder ``assay attest seal`` and ``--agent`` runs store
+            attestation records (and their lineage and audit log) in, and ``verify`` reads.
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2);
@@ -141,6 +146,7 @@ class Config:
     root: Path
     goldens: Path
     baseline: Path
+    attestations: Path
     similarity: str = "none"
     regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
@@ -315,6 +321,17 @@ def _schemas(value: Any, source: str) -> dict[str, str]:
     return out
 
 
+def _attestations(value: Any, source: str) -> str:
+    """The attestation store folder, relative to the project root."""
+    folder = validate.string(value, source=source, field="attestations")
+    # Empty would store records among the project's own files; NUL is no path at all.
+    if not folder.strip() or "\0" in folder:
+        raise ConfigError(
+            "must name a folder (default: assay-attestations)", source=source, field="attestations"
+        )
+    return folder
+
+
 def _settings(raw: Mapping[str, Any], source: str, root: Path) -> dict[str, Any]:
     """Every key of the block, validated and converted."""
     validate.known_keys(dict(raw), _TOP_KEYS, source=source)
@@ -322,6 +339,8 @@ def _settings(raw: Mapping[str, Any], source: str, root: Path) -> dict[str, Any]
     for key in ("goldens", "baseline"):
         if key in raw:
             out[key] = validate.string(raw[key], source=source, field=key)
+    if "attestations" in raw:
+        out["attestations"] = _attestations(raw["attestations"], source)
     if "similarity" in raw:
         out["similarity"] = _similarity(raw["similarity"], source)
     if "regex_timeout_s" in raw:
@@ -389,6 +408,7 @@ def load_config(root: Path | None = None) -> Config:
         root=root,
         goldens=root / settings.get("goldens", DEFAULT_GOLDENS),
         baseline=root / settings.get("baseline", DEFAULT_BASELINE),
+        attestations=root / settings.get("attestations", DEFAULT_ATTESTATIONS),
         similarity=settings.get("similarity", "none"),
         regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
         min_pass_rate=min_pass_rate,

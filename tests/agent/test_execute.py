@@ -193,7 +193,7 @@ def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Pat
         assert record["tests_run"] > 0 and record["tests_failed"] == 0
         # Sealed from a real journal, CLEAN (scoring verified it: Safety 1 above).
         assert record["attestation"].startswith("sha256:")
-        attestation = tmp_path / ".assay/attestations" / (record["attestation"][7:] + ".json")
+        attestation = tmp_path / "assay-attestations" / (record["attestation"][7:] + ".json")
         assert json.loads(attestation.read_text())["verdict"] == "CLEAN"
         journal = run / f"{record['task_id']}.journal.jsonl"
         kinds = {json.loads(line)["kind"] for line in journal.read_text().splitlines()}

@@ -23,7 +23,7 @@ RUBRIC = "the fix keeps the zephyr seven seven three four kappa marker"
 
 def attestation(root: Path, record: dict[str, Any]) -> dict[str, Any]:
     name = record["attestation"].removeprefix("sha256:") + ".json"
-    return json.loads((root / ".assay" / "attestations" / name).read_text())  # type: ignore[no-any-return]
+    return json.loads((root / "assay-attestations" / name).read_text())  # type: ignore[no-any-return]
 
 
 def journal(root: Path, task_id: str) -> list[dict[str, Any]]:

@@ -123,7 +123,7 @@ def scored(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def verdict(root: Path, record: dict[str, Any]) -> str:
-    path = root / ".assay" / "attestations" / (record["attestation"][7:] + ".json")
+    path = root / "assay-attestations" / (record["attestation"][7:] + ".json")
     return str(json.loads(path.read_text(encoding="utf-8"))["verdict"])
 
 

@@ -64,7 +64,7 @@ def sealed_id(cli: CliRunner, run_id: str) -> str:
 
 
 def attestations(tmp_path: Path) -> Path:
-    return tmp_path / ".assay" / "attestations"
+    return tmp_path / "assay-attestations"
 
 
 def state(tmp_path: Path) -> dict[str, bytes]:

@@ -101,7 +101,7 @@ def seal_events(
     journal = journal_of(tmp_path / f"run{_COUNTER['n']}.journal.jsonl", events)
     tasks = list(iter_goldens(goldens))
     sealed = seal(tmp_path, tasks, goldens, task_id, journal, worktree, list(allow), "r1", KEY)
-    path = tmp_path / ".assay" / "attestations" / (sealed.id.removeprefix("sha256:") + ".json")
+    path = tmp_path / "assay-attestations" / (sealed.id.removeprefix("sha256:") + ".json")
     data = path.read_bytes()
     record = json.loads(data)
     assert record["verdict"] == sealed.verdict

@@ -41,7 +41,7 @@ class Sealed:
 
     @property
     def attest_dir(self) -> Path:
-        return self.root / ".assay" / "attestations"
+        return self.root / "assay-attestations"
 
 
 def make(tmp_path: Path, events: list[dict[str, Any]], name: str = "run") -> Sealed:
@@ -58,7 +58,7 @@ def make(tmp_path: Path, events: list[dict[str, Any]], name: str = "run") -> Sea
     tasks = list(iter_goldens(goldens))
     allow = ["pypi.org:443"]
     sealed = seal(tmp_path, tasks, goldens, "cache", journal_path, worktree, allow, name, KEY)
-    record = tmp_path / ".assay" / "attestations" / (sealed.id.removeprefix("sha256:") + ".json")
+    record = tmp_path / "assay-attestations" / (sealed.id.removeprefix("sha256:") + ".json")
     return Sealed(tmp_path, sealed.id, sealed.verdict, journal_path, record, goldens, worktree)
 
 
@@ -266,7 +266,7 @@ def load(path: Path) -> dict[str, Any]:
 def save_as_new(root: Path, record: dict[str, Any]) -> str:
     data = canonical_json(record)
     hexpart = hashlib.sha256(data).hexdigest()
-    (root / ".assay" / "attestations" / f"{hexpart}.json").write_bytes(data)
+    (root / "assay-attestations" / f"{hexpart}.json").write_bytes(data)
     return f"sha256:{hexpart}"
 
 

@@ -222,7 +222,7 @@ def test_seal_prints_the_verdict_and_exits_0_when_dirty(cli: CliRunner, tmp_path
     assert verdict == "DIRTY"
     assert rest == "(3 events, 1 match(es))"
     assert lines[1] == "  event 1: ground_truth_shingle"
-    record = tmp_path / ".assay" / "attestations" / (attestation_id[7:] + ".json")
+    record = tmp_path / "assay-attestations" / (attestation_id[7:] + ".json")
     assert record.is_file()
 
 
@@ -236,7 +236,7 @@ def test_seal_json_for_clean_and_dirty(cli: CliRunner, tmp_path: Path) -> None:
     assert dirty["matches"] == [{"event": 1, "class": "ground_truth_shingle"}]
     assert clean == {"id": clean["id"], "verdict": "CLEAN", "events": 3, "matches": []}
     assert dirty["id"] != clean["id"]
-    names = sorted(p.name for p in (tmp_path / ".assay" / "attestations").iterdir())
+    names = sorted(p.name for p in (tmp_path / "assay-attestations").iterdir())
     assert f"{dirty['id'][7:]}.json" in names
     assert f"{clean['id'][7:]}.json" in names
     assert {"lineage.jsonl", "audit.jsonl"} <= set(names)
@@ -264,7 +264,7 @@ def test_seal_records_run_id_and_allow_list(cli: CliRunner, tmp_path: Path) -> N
     assert sealed["verdict"] == "DIRTY"
     assert sealed["matches"] == [{"event": 2, "class": "out_of_scope_endpoint"}]
     record = json.loads(
-        (tmp_path / ".assay" / "attestations" / (sealed["id"][7:] + ".json")).read_bytes()
+        (tmp_path / "assay-attestations" / (sealed["id"][7:] + ".json")).read_bytes()
     )
     assert record["run_id"] == "nightly-42"
     assert record["scope"]["allow_endpoints"] == ["files.pythonhosted.org:443", "pypi.org:443"]
@@ -291,6 +291,7 @@ def test_seal_refuses_an_unreadable_reference_file(cli: CliRunner, tmp_path: Pat
     assert "reference_files" in err
     assert "Traceback" not in err
     assert not (tmp_path / ".assay").exists()
+    assert not (tmp_path / "assay-attestations").exists()
 
 
 @pytest.mark.parametrize(
@@ -325,7 +326,7 @@ def test_seal_errors_exit_1(cli: CliRunner, tmp_path: Path, problem: str, messag
     )
     assert code == 1
     assert message in err
-    assert not (tmp_path / ".assay" / "attestations" / "lineage.jsonl").exists()
+    assert not (tmp_path / "assay-attestations" / "lineage.jsonl").exists()
 
 
 # ----------------------------------------------------------------------------- verify
@@ -620,7 +621,7 @@ def test_an_unverifiable_attestation_id_zeroes_safety(
 ) -> None:
     clean = two_seals["clean"]
     if how == "tampered":
-        record = tmp_path / ".assay" / "attestations" / (clean[7:] + ".json")
+        record = tmp_path / "assay-attestations" / (clean[7:] + ".json")
         data = bytearray(record.read_bytes())
         data[len(data) // 2] ^= 0x01
         record.write_bytes(bytes(data))
@@ -653,7 +654,11 @@ def test_no_key_makes_the_attestation_unverifiable(
     cli: CliRunner, tmp_path: Path, keys: Path, two_seals: dict[str, str]
 ) -> None:
     keys.unlink()
-    before = {p for p in snapshot(tmp_path) if not p.startswith(".assay/runs")}
+
+    def written(path: str) -> bool:  # not the run the scoring saves (.assay/ is made for it)
+        return path != ".assay" and not path.startswith(".assay/runs")
+
+    before = {p for p in snapshot(tmp_path) if written(p)}
     document = scored(cli, tmp_path, telemetry(tmp_path, {BETA: two_seals["clean"]}))
     summary = document["summary"]
     assert summary["composite"]["components"]["safety"] == 0
@@ -665,7 +670,7 @@ def test_no_key_makes_the_attestation_unverifiable(
     assert "keygen" in note
     assert not keys.exists()
     assert not default_key(tmp_path).exists()
-    after = {p for p in snapshot(tmp_path) if not p.startswith(".assay/runs")}
+    after = {p for p in snapshot(tmp_path) if written(p)}
     assert after - before == {"tel", f"tel/{BETA}.json"}
 
 
@@ -783,16 +788,18 @@ def seal_and_score(cli: CliRunner, tmp_path: Path) -> dict[str, Any]:
     return {"dirty": dirty, "clean": clean, "document": document}
 
 
-def test_no_ground_truth_plaintext_under_dot_assay(cli: CliRunner, tmp_path: Path) -> None:
+def test_no_ground_truth_plaintext_under_dot_assay_or_in_the_store(
+    cli: CliRunner, tmp_path: Path
+) -> None:
     grep_project(tmp_path)
     sealed = seal_and_score(cli, tmp_path)
-    assay_dir = tmp_path / ".assay"
-    files = sorted(str(p.relative_to(assay_dir)) for p in assay_dir.rglob("*") if p.is_file())
-    assert f"attestations/{sealed['dirty'][7:]}.json" in files
-    assert f"attestations/{sealed['clean'][7:]}.json" in files
-    assert "attestations/lineage.jsonl" in files
-    assert "attestations/audit.jsonl" in files
-    assert len([f for f in files if f.startswith("runs/")]) == 2
+    assay_dir, store = tmp_path / ".assay", tmp_path / "assay-attestations"
+    files = sorted(str(p.relative_to(tmp_path)) for d in (assay_dir, store) for p in d.rglob("*"))
+    assert f"assay-attestations/{sealed['dirty'][7:]}.json" in files
+    assert f"assay-attestations/{sealed['clean'][7:]}.json" in files
+    assert "assay-attestations/lineage.jsonl" in files
+    assert "assay-attestations/audit.jsonl" in files
+    assert len([f for f in files if f.startswith(".assay/runs/") and f.endswith(".json")]) == 2
     # The search itself works: it finds every ground-truth text in the goldens folder, and the
     # normalised shingles in a file that holds them.
     assert len(ALL_NEEDLES) > 60
@@ -803,6 +810,7 @@ def test_no_ground_truth_plaintext_under_dot_assay(cli: CliRunner, tmp_path: Pat
     (probe / "x.txt").write_text(" ".join(words_of(GT_REFERENCE)), encoding="utf-8")
     assert (" ".join(words_of(GT_REFERENCE)[:6])) in {n for _, n in plaintext_hits(probe)}
     assert plaintext_hits(assay_dir) == []
+    assert plaintext_hits(store) == []
 
 
 def test_no_ground_truth_plaintext_in_the_frontmatter_cache_of_a_large_suite(

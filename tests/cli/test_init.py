@@ -49,6 +49,21 @@ def test_scaffold_writes_every_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert f"cd {root}" in out and "--write-baseline" in out and "--check" in out
 
 
+def test_init_says_what_to_ignore_and_that_attestations_are_committed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.config import DEFAULT_ATTESTATIONS, load_config
+
+    assert run_init(str(tmp_path)) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("add .assay/ (assay's local cache and runs) to .gitignore; ")
+    assert last.endswith(f"commit {DEFAULT_ATTESTATIONS}/ (clean-run attestations)")
+    # The folder it says to commit is the scaffolded project's store, and not under .assay/.
+    store = load_config(tmp_path).attestations
+    assert store == tmp_path / DEFAULT_ATTESTATIONS
+    assert ".assay" not in store.relative_to(tmp_path).parts
+
+
 def test_goldens_cover_every_kind(tmp_path: Path) -> None:
     assert run_init(str(tmp_path)) == 0
     goldens = list(iter_goldens(tmp_path / "goldens"))

@@ -29,11 +29,13 @@ class Attester:
     and stores, returning the attestation id.
 
     Attributes:
-        root: the project: attestations are stored under its ``.assay/attestations``.
+        root: the project root.
         run_id: the run every seal of this run names.
         endpoints: ``host:port`` endpoints the agent may connect to.
         goldens_root: the goldens folder a task was loaded from.
         key: the user's attestation key (never printed).
+        folder: the attestation store (the configured ``attestations`` folder; None: the
+            default under ``root``).
     """
 
     root: Path
@@ -41,6 +43,7 @@ class Attester:
     endpoints: tuple[str, ...]
     goldens_root: Callable[[Golden], Path]
     key: bytes = field(repr=False)
+    folder: Path | None = None
 
     def __call__(
         self,
@@ -64,6 +67,7 @@ class Attester:
             self.key,
             allow_paths=list(allow_paths),
             given=list(given),
+            folder=self.folder,
         )
         return sealed.id
 
@@ -111,7 +115,13 @@ class Attester:
         from assay.attest._ledger import store
 
         stored = store(
-            self.root, sealed.data, sealed.task_id, self.run_id, self.key, sealed.verdict
+            self.root,
+            sealed.data,
+            sealed.task_id,
+            self.run_id,
+            self.key,
+            sealed.verdict,
+            folder=self.folder,
         )
         if stored != sealed.id:  # the id the telemetry names must be the record stored
             raise AssayError(f"task {sealed.task_id}: the attestation changed on its way back")
@@ -124,8 +134,9 @@ def load_attester(
     allow_endpoints: tuple[str, ...],
     goldens_root: Callable[[Golden], Path],
     resolvers: Sequence[str],
+    folder: Path | None = None,
 ) -> Attester:
-    """The attester of a run, with the user's key.
+    """The attester of a run, with the user's key, storing in ``folder`` (the store).
 
     Raises:
         AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
@@ -138,4 +149,4 @@ def load_attester(
         hint = "(it seals the agent's journal), or run with --no-journal"
         raise AssayError(f"{exc} {hint}") from None
     # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
-    return Attester(root, run_id, (*allow_endpoints, *resolvers), goldens_root, key)
+    return Attester(root, run_id, (*allow_endpoints, *resolvers), goldens_root, key, folder)

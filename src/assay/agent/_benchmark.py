@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from assay.agent._gate import AgentVerdict, agent_gate
 from assay.agent._record import compare_runs, run_document
-from assay.agent._saved_runs import previous_run, save_run
+from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import load_telemetry
 from assay.config import Config
 from assay.errors import AssayError
 from assay.goldens import Golden, iter_goldens, load_suite
+from assay.run_store import save_run
 from assay.schemas import check_context
 from assay.selection import IdFilter
 from assay.shards import Shard
@@ -79,8 +80,9 @@ def load_tasks(path: Path | None, config: Config, shard: Shard | None = None) ->
     return tasks if shard is None else list(shard.select(tasks))
 
 
-def attestation_checker(root: Path) -> AttestationCheck:
-    """Verify the attestation a telemetry record names; any doubt zeroes Safety."""
+def attestation_checker(root: Path, folder: Path | None = None) -> AttestationCheck:
+    """Verify the attestation a telemetry record names, in the store ``folder`` (None: the
+    default under ``root``); any doubt zeroes Safety."""
     from assay.attest import load_key, resolve_key_path, verify
 
     key: bytes | None = None
@@ -93,7 +95,7 @@ def attestation_checker(root: Path) -> AttestationCheck:
     def check(task: Golden, attestation_id: str) -> str | None:
         if key is None:
             return key_problem
-        result = verify(root, attestation_id, key)
+        result = verify(root, attestation_id, key, folder=folder)
         short = attestation_id[:19] + "…"
         if not result.ok:
             return f"attestation {short} failed verification: {result.reason}"
@@ -125,7 +127,9 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         telemetry = {k: v for k, v in telemetry.items() if chosen.holds(k)}
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (
-        attestation_checker(config.root) if any(r.attestation for r in telemetry.values()) else None
+        attestation_checker(config.root, config.attestations)
+        if any(r.attestation for r in telemetry.values())
+        else None
     )
     run = score_tasks(
         tasks,
@@ -198,16 +202,18 @@ def _attester(
     run_id: str,
     allow_endpoints: tuple[str, ...],
     goldens_root: Callable[[Golden], Path],
+    folder: Path | None = None,
 ) -> Attester:
-    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``);
-    on a Ray worker it builds the record, and this process stores it (see ``_attester``).
+    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``),
+    into the store ``folder``; on a Ray worker it builds the record, and this process stores
+    it (see ``_attester``).
 
     Raises:
         AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
     """
     from assay.agent._attester import load_attester
 
-    return load_attester(root, run_id, allow_endpoints, goldens_root, resolvers())
+    return load_attester(root, run_id, allow_endpoints, goldens_root, resolvers(), folder)
 
 
 def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
@@ -318,6 +324,7 @@ def execute_agent(
             f"run_{stamp}",
             box.allow_endpoints,
             goldens_root_of(options.path, config),
+            config.attestations,
         )
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)

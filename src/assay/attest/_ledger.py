@@ -1,4 +1,6 @@
-"""Where attestations live: ``.assay/attestations/``.
+"""Where attestations live: the store folder, ``assay-attestations/`` next to the config by
+default (``attestations`` in assay.toml). It is meant to be committed, so anyone with the key can
+verify; ``.assay/attestations/``, the old default, is read as a fallback by ``verify``.
 
 - ``<hex>.json``: the record, canonical JSON, created once (exclusive create, no symlink
   following); its id is ``sha256:<hex>``, the SHA-256 of the file's bytes.
@@ -21,27 +23,49 @@ from pathlib import Path
 from typing import IO, Any, Final, NamedTuple
 
 from assay.attest._canonical import canonical_json, parse_canonical
+from assay.config import DEFAULT_ATTESTATIONS
 from assay.errors import AssayError
 from assay.io import append_bytes, atomic_create_bytes, read_bytes
 
 GENESIS: Final = "0" * 64
+#: Where records were stored before the store was configurable (ignored with ``.assay/``).
+LEGACY_STORE: Final = Path(".assay") / "attestations"
+_ID_PREFIX: Final = "sha256:"
+_HEX: Final = frozenset("0123456789abcdef")
 
 
-def attest_dir(root: Path) -> Path:
-    return root / ".assay" / "attestations"
+def attest_dir(root: Path, folder: Path | None = None) -> Path:
+    """The store: ``folder`` when the caller has one (the configured store), else the default."""
+    return folder if folder is not None else root / DEFAULT_ATTESTATIONS
 
 
-def record_path(root: Path, attestation_id: str) -> Path:
-    hexpart = attestation_id.removeprefix("sha256:")
-    if len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
-        raise AssayError("an attestation id looks like sha256:<64 hex digits>", field="attestation")
-    return attest_dir(root) / f"{hexpart}.json"
+def parse_id(text: str) -> str | None:
+    """``sha256:<64 hex>`` for an attestation id, given with or without its ``sha256:`` prefix
+    (a bare digest is what ``ls`` of the store shows); None when it is not one.
+
+    The hex is lowercase, as ``hexdigest`` writes it: the id is also the record's file name, and
+    one id must name one file whatever the file system's case rules.
+    """
+    digest = text.removeprefix(_ID_PREFIX)
+    if len(digest) != 64 or not set(digest) <= _HEX:
+        return None
+    return _ID_PREFIX + digest
 
 
-def write_record(root: Path, data: bytes) -> str:
+def record_path(root: Path, attestation_id: str, folder: Path | None = None) -> Path:
+    canonical = parse_id(attestation_id)
+    if canonical is None:
+        raise AssayError(
+            f"not an attestation id: {attestation_id!r} (sha256:<64 hex digits>)",
+            field="attestation",
+        )
+    return attest_dir(root, folder) / f"{canonical.removeprefix(_ID_PREFIX)}.json"
+
+
+def write_record(root: Path, data: bytes, folder: Path | None = None) -> str:
     """Create the record file once; return its id."""
     attestation_id = "sha256:" + hashlib.sha256(data).hexdigest()
-    path = record_path(root, attestation_id)
+    path = record_path(root, attestation_id, folder)
     # Exclusive and atomic: the record appears whole or not at all, and nothing already at
     # ``path`` (a symlink included) is replaced or followed.
     if not atomic_create_bytes(path, data, mode=0o644):
@@ -194,7 +218,16 @@ def _undo_append(path: Path, size: int | None) -> None:
             os.truncate(path, size)
 
 
-def store(root: Path, data: bytes, task: str, run_id: str, key: bytes, verdict: str) -> str:
+def store(
+    root: Path,
+    data: bytes,
+    task: str,
+    run_id: str,
+    key: bytes,
+    verdict: str,
+    *,
+    folder: Path | None = None,
+) -> str:
     """Store a sealed record and chain it into the lineage and the audit log; return its id.
 
     Both chains are checked before anything is written, and both locks are held throughout
@@ -206,8 +239,8 @@ def store(root: Path, data: bytes, task: str, run_id: str, key: bytes, verdict: 
         AssayError: a damaged chain (naming its line and how to repair it), an existing record,
             or any write error (nothing is left behind).
     """
-    folder = attest_dir(root)
-    lineage, audit = folder / "lineage.jsonl", folder / "audit.jsonl"
+    where = attest_dir(root, folder)
+    lineage, audit = where / "lineage.jsonl", where / "audit.jsonl"
     attestation_id = "sha256:" + hashlib.sha256(data).hexdigest()
     audit_seal = _audit_seal(key)
     with _locked(lineage), _locked(audit):
@@ -217,7 +250,7 @@ def store(root: Path, data: bytes, task: str, run_id: str, key: bytes, verdict: 
         lineage_entry = _next_entry(lineage, fields, "hash", _lineage_seal)
         fields = {"id": attestation_id, "verdict": verdict}
         audit_entry = _next_entry(audit, fields, "mac", audit_seal)
-        write_record(root, data)
+        write_record(root, data, folder)
         lineage_size = _size(lineage)
         try:
             _append(lineage, lineage_entry)
@@ -228,7 +261,7 @@ def store(root: Path, data: bytes, task: str, run_id: str, key: bytes, verdict: 
                 raise
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(record_path(root, attestation_id))
+                os.unlink(record_path(root, attestation_id, folder))
             raise
     return attestation_id
 
@@ -260,10 +293,10 @@ def _check_chain(
     )
 
 
-def check_lineage(root: Path, attestation_id: str) -> str | None:
+def check_lineage(root: Path, attestation_id: str, folder: Path | None = None) -> str | None:
     """None when the lineage chain is whole and holds the id, else why not."""
     return _check_chain(
-        attest_dir(root) / "lineage.jsonl",
+        attest_dir(root, folder) / "lineage.jsonl",
         "hash",
         lambda data: hashlib.sha256(data).hexdigest(),
         ("the lineage file", "the lineage chain", "the lineage"),
@@ -271,10 +304,12 @@ def check_lineage(root: Path, attestation_id: str) -> str | None:
     )
 
 
-def check_audit(root: Path, key: bytes, attestation_id: str, verdict: str) -> str | None:
+def check_audit(
+    root: Path, key: bytes, attestation_id: str, verdict: str, folder: Path | None = None
+) -> str | None:
     """None when the audit chain is whole (HMACs check) and records this id and verdict."""
     return _check_chain(
-        attest_dir(root) / "audit.jsonl",
+        attest_dir(root, folder) / "audit.jsonl",
         "mac",
         lambda data: hmac.new(key, data, hashlib.sha256).hexdigest(),
         ("the audit log", "the audit chain", "the audit log"),

@@ -138,8 +138,10 @@ def seal(
     *,
     allow_paths: Sequence[str] = (),
     given: Sequence[str] = (),
+    folder: Path | None = None,
 ) -> Sealed:
-    """Build, store and chain an attestation.
+    """Build, store and chain an attestation in ``folder``, the store (default: the project's
+    ``assay-attestations/`` under ``root``).
 
     Raises:
         AssayError: unknown task, unreadable reference file, broken journal, bad worktree, a
@@ -155,5 +157,7 @@ def seal(
         task, goldens_root, journal, worktree, allow, run, key, allow_paths=allow_paths, given=given
     )
     # The record and its lineage and audit entries land together or not at all.
-    attestation_id = store(root, canonical_json(record), task.id, run, key, record["verdict"])
+    attestation_id = store(
+        root, canonical_json(record), task.id, run, key, record["verdict"], folder=folder
+    )
     return Sealed(attestation_id, record["verdict"], record["matches"], record["journal"]["events"])

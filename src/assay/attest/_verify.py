@@ -9,6 +9,10 @@
 6. ``journal`` (with ``--journal``): the journal chains from genesis to the recorded head, and
    the activity re-extracted from it equals the embedded activity.
 7. ``lineage`` and ``audit``: both chains are whole and hold this attestation.
+
+The id may be given with or without its ``sha256:`` prefix. The record is looked up in the store
+folder; a record found only in the old store (``.assay/attestations/``) is verified there, with
+that folder's lineage and audit log, so attestations sealed before the store moved still verify.
 """
 
 from __future__ import annotations
@@ -23,7 +27,14 @@ from typing import Any
 from assay.attest._canonical import parse_canonical
 from assay.attest._journal import JournalError, iter_events
 from assay.attest._key import key_id
-from assay.attest._ledger import check_audit, check_lineage, record_path
+from assay.attest._ledger import (
+    LEGACY_STORE,
+    attest_dir,
+    check_audit,
+    check_lineage,
+    parse_id,
+    record_path,
+)
 from assay.attest._scan import endpoint_flags, event_texts, match_digests, matches_of, path_flags
 from assay.attest._seal import sign
 
@@ -118,14 +129,39 @@ def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
     return None
 
 
+def _store_of(root: Path, attestation_id: str, folder: Path | None) -> Path:
+    """The store holding the record: the configured one, else the legacy one when only it has
+    the record (a record in neither is reported from the configured store)."""
+    store = attest_dir(root, folder)
+    legacy = root / LEGACY_STORE
+    if (
+        legacy != store
+        and not os.path.lexists(record_path(root, attestation_id, store))
+        and os.path.lexists(record_path(root, attestation_id, legacy))
+    ):
+        return legacy
+    return store
+
+
 def verify(
-    root: Path, attestation_id: str, key: bytes, journal: Path | None = None
+    root: Path,
+    attestation_id: str,
+    key: bytes,
+    journal: Path | None = None,
+    *,
+    folder: Path | None = None,
 ) -> Verification:
-    """Run every check; never raises for a bad attestation (it is reported)."""
-    try:
-        path = record_path(root, attestation_id)
-    except Exception:
+    """Run every check against the record in ``folder``, the store (default: the project's
+    ``assay-attestations/`` under ``root``); never raises for a bad attestation (it is
+    reported)."""
+    canonical = parse_id(attestation_id)
+    if canonical is None:
         return _fail(attestation_id, "record: malformed attestation id")
+    # A bare digest names the same record: checked (and reported) under its full id, so the
+    # hash comparison below never mistakes the missing prefix for a changed byte.
+    attestation_id = canonical
+    folder = _store_of(root, attestation_id, folder)
+    path = record_path(root, attestation_id, folder)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
@@ -165,10 +201,10 @@ def verify(
                 return _fail(attestation_id, problem, record)
     except (KeyError, TypeError, AttributeError):
         return _fail(attestation_id, "record: a required field is missing or malformed", record)
-    problem = check_lineage(root, attestation_id)
+    problem = check_lineage(root, attestation_id, folder)
     if problem is not None:
         return _fail(attestation_id, f"lineage: {problem}", record)
-    problem = check_audit(root, key, attestation_id, record["verdict"])
+    problem = check_audit(root, key, attestation_id, record["verdict"], folder)
     if problem is not None:
         return _fail(attestation_id, f"audit: {problem}", record)
     return Verification(True, None, attestation_id, record["verdict"], record["task"]["id"])

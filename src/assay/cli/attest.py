@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -64,16 +63,17 @@ def seal_command(
 ) -> int:
     """Seal a CLEAN or DIRTY verdict for one task's run (exit 0 whatever the verdict)."""
     from assay.attest import load_key, resolve_key_path, seal
+    from assay.config import load_config
     from assay.goldens import iter_goldens, packaged_root
 
     key = load_key(resolve_key_path(key_file))
+    config = load_config()  # the store folder (``attestations``), and the goldens below
     tasks = list(iter_goldens(goldens)) if goldens is not None else []
     if goldens is None or not any(t.id == task_id for t in tasks):
         # Not under GOLDENS (or none given): the project's tasks, then the packaged ones.
-        from assay.config import load_config
         from assay.tasks import find_task
 
-        project = goldens or load_config().goldens
+        project = goldens or config.goldens
         entry = find_task(task_id, project)
         tasks, goldens = [entry.golden], packaged_root() if entry.packaged else project
     sealed = seal(
@@ -86,19 +86,18 @@ def seal_command(
         list(allow),
         run_id,
         key,
+        folder=config.attestations,
     )
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "id": sealed.id,
-                    "verdict": sealed.verdict,
-                    "events": sealed.events,
-                    "matches": sealed.matches,
-                },
-                indent=2,
-            )
-        )
+        from assay.views import dump_json
+
+        document = {
+            "id": sealed.id,
+            "verdict": sealed.verdict,
+            "events": sealed.events,
+            "matches": sealed.matches,
+        }
+        click.echo(dump_json(document), nl=False)
     else:
         click.echo(
             f"{sealed.id} {sealed.verdict} ({sealed.events} events, "
@@ -121,13 +120,27 @@ def seal_command(
 def verify_command(
     attestation_id: str, journal: Path | None, key_file: Path | None, as_json: bool
 ) -> int:
-    """Re-verify an attestation offline (exit 0 valid, 1 invalid)."""
-    from assay.attest import load_key, resolve_key_path, verify
+    """Re-verify an attestation offline (exit 0 valid, 1 invalid).
 
+    ATTESTATION_ID is sha256:<64 hex> as seal prints it, or the 64 hex digits alone.
+    """
+    from assay.attest import load_key, resolve_key_path, verify
+    from assay.attest._ledger import parse_id
+    from assay.config import load_config
+    from assay.errors import AssayError
+
+    # A malformed id is a usage error, not a verdict on some record: one line, exit 1.
+    if parse_id(attestation_id) is None:
+        raise AssayError(
+            f"not an attestation id: {attestation_id!r} (sha256:<64 hex digits>, or the hex alone)"
+        )
     key = load_key(resolve_key_path(key_file))
-    result = verify(Path.cwd(), attestation_id, key, journal)
+    config = load_config()
+    result = verify(config.root, attestation_id, key, journal, folder=config.attestations)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        from assay.views import dump_json
+
+        click.echo(dump_json(result.to_dict()), nl=False)
     elif result.ok:
         click.echo(f"valid: {result.id} {result.verdict}")
     else:

@@ -13,6 +13,7 @@ from typing import Final
 
 import click
 
+from assay.config import DEFAULT_ATTESTATIONS
 from assay.errors import ConfigError
 from assay.io import atomic_create_text, dump_json
 
@@ -268,5 +269,9 @@ def init_command(directory: Path) -> int:
     click.echo("next:")
     for step in steps:
         click.echo(f"  {step}")
-    click.echo("add .assay/ (assay's local cache and runs) to .gitignore")
+    # Attestations must be committed (anyone verifies them), so they live outside .assay/.
+    click.echo(
+        "add .assay/ (assay's local cache and runs) to .gitignore; "
+        f"commit {DEFAULT_ATTESTATIONS}/ (clean-run attestations)"
+    )
     return 0
