@@ -703,5 +703,5 @@ def test_telemetry_path_missing(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_agent_flags_need_telemetry(cli: CliRunner, tmp_path: Path) -> None:
-    error(cli("run", "--no-save"), "--no-save")
+    # --no-save applies to every run now (gate runs are saved too); --compare to agent runs.
     error(cli("run", "--compare"), "--compare")

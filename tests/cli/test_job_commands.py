@@ -76,7 +76,7 @@ def test_every_option_in_a_commands_help_is_accepted_by_it(
     # The job's work is replaced: what is tested is that the command takes the option.
     module = __import__(f"assay.cli.{'eval_' if name == 'eval' else name}", fromlist=["x"])
     calls: list[Any] = []
-    monkeypatch.setattr(module, FLOWS[name], lambda *a: calls.append(a) or 0)
+    monkeypatch.setattr(module, FLOWS[name], lambda *a, **k: calls.append(a) or 0)
     monkeypatch.chdir(tmp_path)
     invocations = _invocations(name)
     assert len(invocations) >= 15

@@ -13,17 +13,11 @@ from assay.agent._execute import Sandbox
 from assay.agent._gate import AgentVerdict
 from assay.agent._merge import merge_agent
 from assay.agent._record import compare_runs, failures_table, run_document
-from assay.agent._saved_runs import (
-    RUN_SCHEMA_VERSION,
-    list_runs,
-    load_run,
-    previous_run,
-    runs_dir,
-    save_run,
-)
+from assay.agent._saved_runs import load_run, previous_run
 from assay.agent._scoring import AGENT, AgentRun, AttestationCheck, score_tasks
 from assay.agent._taxonomy import CATEGORIES, classify, glob_regex, owned
 from assay.agent._telemetry import Telemetry, load_telemetry, parse_record
+from assay.run_store import RUN_SCHEMA_VERSION, list_runs, runs_dir, save_run
 
 __all__ = [
     "AGENT",

@@ -40,7 +40,6 @@ def merge_agent(
     from assay.agent._composite import compose
     from assay.agent._gate import agent_gate
     from assay.agent._record import run_document
-    from assay.agent._saved_runs import save_run
     from assay.partials import (
         check_shards,
         checked_baseline,
@@ -49,6 +48,7 @@ def merge_agent(
         suite_index,
     )
     from assay.results import totals
+    from assay.run_store import save_run
     from assay.vocabulary import TIERS
 
     check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings"))

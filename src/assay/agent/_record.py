@@ -63,7 +63,11 @@ def compare_runs(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dic
 
 
 def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Every failed task with its category and details, and the count per category."""
+    """Every failed task with its category and details, and the count per category; of a gate
+    run, every result that did not pass, its status as the category and its failed checks (by
+    op: a record holds no arguments) as the details."""
+    if document.get("kind") == "gate":
+        return _gate_failures(document)
     rows = [
         {"id": t["id"], "tier": t["tier"], **t["failure"]}
         for t in document["results"]
@@ -72,6 +76,22 @@ def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
     counts = {c: 0 for c in CATEGORIES}
     for row in rows:
         counts[row["category"]] = counts.get(row["category"], 0) + 1
+    return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}
+
+
+def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:
+    rows = []
+    counts: dict[str, int] = {}
+    for r in document["results"]:
+        if r["status"] == "pass":
+            continue
+        failed = [c["op"] for c in r.get("checks", ()) if not c.get("passed")]
+        where = f"{r['candidate']}: " if r.get("candidate") not in (None, "default") else ""
+        details = f"{where}failed {', '.join(failed)}" if failed else f"{where}{r['status']}"
+        rows.append(
+            {"id": r["id"], "tier": r.get("tier"), "category": r["status"], "details": details}
+        )
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
     return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}
 
 

@@ -27,6 +27,7 @@ COMMANDS: Final = {
     "merge": "assay.cli.merge:merge_command",
     "report": "assay.cli.report:report_command",
     "failures": "assay.cli.report:failures_command",
+    "runs": "assay.cli.runs:runs_group",
     "attest": "assay.cli.attest:attest_group",
     "cache": "assay.cli.cache:cache_group",
     "tasks": "assay.cli.tasks:tasks_group",

@@ -112,8 +112,11 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
     return shard, chosen
 
 
-def run_gate_flow(options: GateOptions, config: Config, report: Report, self_test: bool) -> int:
-    """The gate on given outputs or live candidates (or ``--self-test``): report, exit code."""
+def run_gate_flow(
+    options: GateOptions, config: Config, report: Report, self_test: bool, save: bool = False
+) -> int:
+    """The gate on given outputs or live candidates (or ``--self-test``): report, exit code;
+    ``save``: the run's record is saved (``assay runs list``, ``assay report --run``)."""
     from assay.gate import load_selected, run_gate
 
     if self_test:
@@ -129,9 +132,27 @@ def run_gate_flow(options: GateOptions, config: Config, report: Report, self_tes
     run = run_gate(options, config)
     document = run.to_dict()
     report.show(document, run.content())
+    if save:
+        _save(config, run, document)
     for reason in run.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
     return run.exit_code
+
+
+def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
+    """Save the gate run's record. The run has decided: a record that cannot be written is a
+    warning, never another exit code."""
+    from assay.errors import AssayError
+    from assay.gate_record import gate_record
+    from assay.run_store import save_run
+
+    try:
+        run_id = save_run(config.root, gate_record(run, document))
+    except AssayError as exc:
+        click.echo(f"assay: warning: the run was not saved: {exc}", err=True)
+        return
+    if sys.stderr.isatty():  # a person is watching; logs and pipes get only the report
+        click.echo(f"assay: saved as run {run_id} (assay report --run {run_id})", err=True)
 
 
 @dataclass(frozen=True, slots=True)

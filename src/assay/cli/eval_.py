@@ -28,6 +28,7 @@ from assay.cli._options import (
         ("What to run", ("candidates", "repeats", "max_concurrency", "no_cache", "no_progress")),
         ("Which goldens", SELECTION_SECTION),
         ("Scoring", ("similarity", "use_judge")),
+        ("Saved runs", ("no_save",)),
         ("Baseline", BASELINE_SECTION),
         ("Report", REPORT_SECTION),
     ],
@@ -61,6 +62,7 @@ from assay.cli._options import (
     help="Model calls in flight at once (default: the candidates file's, else 64).",
 )
 @click.option("--no-cache", is_flag=True, help="Call the models again: do not use the cache.")
+@click.option("--no-save", is_flag=True, help="Do not save the run's record (assay runs list).")
 @click.option(
     "--no-progress",
     is_flag=True,
@@ -80,6 +82,7 @@ def eval_command(
     repeats: int | None,
     max_concurrency: int | None,
     no_cache: bool,
+    no_save: bool,
     no_progress: bool,
     tiers: tuple[str, ...],
     patterns: tuple[str, ...],
@@ -128,4 +131,4 @@ def eval_command(
         repeats=repeats,
         max_concurrency=max_concurrency,
     )
-    return run_gate_flow(options, load_config(), report, False)
+    return run_gate_flow(options, load_config(), report, False, save=not no_save)

@@ -28,6 +28,7 @@ from assay.cli._options import (
         ("What to score", ("outputs", "example")),
         ("Which goldens", SELECTION_SECTION),
         ("Scoring", ("similarity", "use_judge", "no_cache", "self_test")),
+        ("Saved runs", ("no_save",)),
         ("Baseline", BASELINE_SECTION),
         ("Report", REPORT_SECTION),
     ],
@@ -53,6 +54,7 @@ from assay.cli._options import (
     "--judge", "use_judge", is_flag=True, help="Let the [judge] model decide goldens that reach it."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge's cache.")
+@click.option("--no-save", is_flag=True, help="Do not save the run's record (assay runs list).")
 @click.option(
     "--self-test",
     is_flag=True,
@@ -70,6 +72,7 @@ def gate_command(
     similarity: str | None,
     use_judge: bool,
     no_cache: bool,
+    no_save: bool,
     self_test: bool,
     baseline: Path | None,
     write_baseline: bool,
@@ -115,4 +118,4 @@ def gate_command(
         shard=shard,
         filter=chosen,
     )
-    return run_gate_flow(options, load_config(), report, self_test)
+    return run_gate_flow(options, load_config(), report, self_test, save=not no_save)

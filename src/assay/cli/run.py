@@ -107,7 +107,7 @@ from assay.vocabulary import TIERS
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write assay's caches.")
 @click.option("--self-test", is_flag=True, help="Run each golden's asserts on its own expected.")
-@click.option("--no-save", is_flag=True, help="Agent runs: do not save the run record.")
+@click.option("--no-save", is_flag=True, help="Do not save the run record.")
 @click.option(
     "--compare", is_flag=True, help="Agent runs: show the delta against the previous saved run."
 )
@@ -196,8 +196,8 @@ def run_command(
             "--telemetry scores an agent run; --similarity, --self-test and --max-repeats "
             "apply to goldens runs"
         )
-    if not agent_run and (no_save or compare):
-        raise click.UsageError("--no-save and --compare apply to agent runs (--telemetry)")
+    if not agent_run and compare:
+        raise click.UsageError("--compare applies to agent runs (--telemetry)")
     mode = baseline_mode(write_baseline, check)
     shard, _ = selection(shard_spec, (), mode)
     report = report_settings(as_json, fmt, output, False, False)
@@ -250,4 +250,4 @@ def run_command(
         max_repeats=max_repeats,
         shard=shard,
     )
-    return run_gate_flow(options, config, report, self_test)
+    return run_gate_flow(options, config, report, self_test, save=not no_save)

@@ -1,0 +1,82 @@
+"""``assay runs list``: the saved runs, gate, live and agent alike, oldest first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """The runs saved under .assay/runs/ (every gate, eval and bench run, unless --no-save)."""
+
+
+@click.command("list")
+@click.option("-n", "--last", type=click.IntRange(min=1), help="Only the last N runs.")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default=None,
+    help="text (default), json, or html: the history as a page, with the pass rate over time.",
+)
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write it to FILE.")
+def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
+    """One line per saved run: id, kind, when, results, pass rate, verdict or score."""
+    from assay.agent import load_run
+    from assay.cli._common import emit
+    from assay.run_store import list_runs
+    from assay.views import dump_json
+
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    chosen = "json" if as_json else (fmt or "text")
+    root = Path.cwd()
+    ids = list_runs(root)
+    if last is not None:
+        ids = ids[-last:]
+    rows = [_row(run_id, load_run(root, run_id)) for run_id in ids]
+    if chosen == "json":
+        emit(dump_json({"runs": rows}), output)
+    elif chosen == "html":
+        from assay.views._history import render_history
+
+        emit(render_history(rows), output)
+    elif not rows:
+        emit("no saved run yet: assay gate, eval and bench save one each\n", output)
+    else:
+        width = max(len(r["run_id"]) for r in rows)
+        lines = []
+        for r in rows:
+            rate = "n/a" if r["pass_rate"] is None else f"{r['pass_rate'] * 100:.1f}%"
+            lines.append(
+                f"{r['run_id']:<{width}}  {r['kind']:<5}  {r['created_at'] or '-':<32}  "
+                f"{r['total']:>6} results  pass {rate:>6}  {r['outcome']}"
+            )
+        emit("\n".join(lines) + "\n", output)
+    return 0
+
+
+def _row(run_id: str, document: dict[str, Any]) -> dict[str, Any]:
+    summary = document.get("summary", {})
+    kind = str(document.get("kind", "agent"))
+    composite = summary.get("composite")
+    if kind == "agent" and isinstance(composite, dict):
+        outcome = f"score {composite.get('score', 0):.3f}"
+    else:
+        outcome = f"gate {summary.get('gate', 'n/a')}"
+    return {
+        "run_id": run_id,
+        "kind": kind,
+        "created_at": document.get("created_at"),
+        "total": summary.get("total", 0),
+        "pass_rate": summary.get("pass_rate"),
+        "outcome": outcome,
+    }
+
+
+runs_group.add_command(list_command)

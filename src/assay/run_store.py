@@ -1,0 +1,59 @@
+"""Saved runs under ``.assay/runs/``: one JSON file per run (gate, live or agent), never
+overwritten.
+
+File names carry the UTC time to the microsecond (``eval_run_20261130T120000_123456Z.json``);
+two runs in the same microsecond still get two files (``..._2.json``), because each file is
+created exclusively. Reading them back (and upgrading old agent records) is
+:mod:`assay.agent._saved_runs`; this module is what every run needs to save one, and imports
+nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from assay.errors import RunStoreError
+from assay.io import atomic_create_text
+
+RUN_SCHEMA_VERSION: Final = 2  # = results.DOCUMENT_SCHEMA_VERSION (a test checks it)
+_PREFIX: Final = "eval_run_"
+
+
+def runs_dir(root: Path) -> Path:
+    return root / ".assay" / "runs"
+
+
+def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) -> str:
+    """Save a run record; returns its run id (the file stem)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
+    folder = runs_dir(root)
+    for attempt in range(1, 1000):
+        run_id = f"{_PREFIX}{stamp}" + ("" if attempt == 1 else f"_{attempt}")
+        record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, **document}
+        # Compact: run records are read by assay, and big runs are 10x faster to write so.
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if atomic_create_text(folder / f"{run_id}.json", text, RunStoreError):
+            return run_id
+    raise RunStoreError("could not find a free run file name", source=str(folder))
+
+
+def list_runs(root: Path) -> list[str]:
+    """Saved run ids, oldest first."""
+    folder = runs_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted((p.stem for p in folder.glob(f"{_PREFIX}*.json")), key=_order)
+
+
+def _order(run_id: str) -> tuple[str, int]:
+    """Time stamp first, then the numeric suffix of same-microsecond runs (_2 < _10)."""
+    if run_id.endswith("Z"):
+        return run_id, 1
+    base, _, suffix = run_id.rpartition("_")
+    return (base, int(suffix)) if suffix.isdigit() else (run_id, 0)
+
+
+__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "runs_dir", "save_run"]

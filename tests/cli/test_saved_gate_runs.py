@@ -1,0 +1,104 @@
+"""Every gate and eval run is saved (unless --no-save), beside the agent runs: `assay runs list`,
+`assay report --run`, `assay failures --run` read it back; the record holds no ground truth and
+no output; a record that cannot be written is a warning, never another exit code (issue 17)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.cli import run_cli
+from tests.helpers.telemetry import smoke_telemetry
+
+
+def _runs(root: Path) -> list[Path]:
+    return sorted((root / ".assay" / "runs").glob("*.json"))
+
+
+def test_a_gate_run_is_saved_and_listed_without_its_content(tmp_path: Path) -> None:
+    code, _, err = run_cli(["gate", "--example"], tmp_path)
+    assert code == 0, err
+    [record] = _runs(tmp_path)
+    text = record.read_text(encoding="utf-8")
+    # No assert argument, expected answer or output: only ops, statuses and numbers.
+    for content in ("Jane", "jane.roe", "30 days", "reset their password", "SELECT"):
+        assert content not in text, content
+    code, out, err = run_cli(["runs", "list"], tmp_path)
+    assert code == 0, err
+    [line] = out.splitlines()
+    assert line.startswith(record.stem) and " gate " in line and "11 results" in line
+    assert line.endswith("gate passed")
+    code, out, _ = run_cli(["runs", "list", "--json"], tmp_path)
+    assert json.loads(out)["runs"][0]["run_id"] == record.stem
+
+
+def test_report_and_failures_read_a_saved_gate_run(tmp_path: Path) -> None:
+    run_cli(["gate", "--example"], tmp_path)
+    [record] = _runs(tmp_path)
+    code, out, err = run_cli(["report", "--run", record.stem], tmp_path)
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("11 goldens: 8 pass, 1 fail, 2 needs-judge")
+    code, out, err = run_cli(["failures", "--run", record.stem], tmp_path)
+    assert code == 0, err
+    assert "standard-summary-no-pii  fail" in out and "failed not-regex, not-contains" in out
+    code, html, err = run_cli(["report", "--run", record.stem, "-f", "html"], tmp_path)
+    assert code == 0, err
+    assert html.startswith("<!DOCTYPE html>") and "standard-summary-no-pii" in html
+
+
+def test_after_a_failing_check_failures_names_the_regression(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    outputs = tmp_path / "outputs.json"
+    from assay.gate import example_paths
+
+    example_goldens, example_outputs = example_paths()
+    answers = json.loads(example_outputs.read_text(encoding="utf-8"))
+    answers["smoke-refund-policy"] = "No refunds."
+    outputs.write_text(json.dumps(answers), encoding="utf-8")
+    import shutil
+
+    shutil.copytree(example_goldens, goldens)
+    code, _, _ = run_cli(["gate", "goldens", "--outputs", "outputs.json", "-w"], tmp_path)
+    assert code == 0
+    answers["smoke-git-last-commits"] = "no idea"
+    outputs.write_text(json.dumps(answers), encoding="utf-8")
+    code, _, _ = run_cli(["gate", "goldens", "--outputs", "outputs.json", "-c"], tmp_path)
+    assert code == 2
+    code, out, err = run_cli(["failures"], tmp_path)  # the latest run: the failing check
+    assert code == 0, err
+    assert "smoke-git-last-commits" in out and "smoke-refund-policy" in out
+    record = json.loads(_runs(tmp_path)[-1].read_text(encoding="utf-8"))
+    [regression] = record["regressions"]
+    assert regression == {
+        "id": "smoke-git-last-commits",
+        "candidate": "default",
+        "why": "passed in the baseline, now fail",  # the failed checks' arguments left out
+    }
+
+
+def test_no_save_writes_nothing(tmp_path: Path) -> None:
+    code, _, err = run_cli(["gate", "--example", "--no-save"], tmp_path)
+    assert code == 0, err
+    assert _runs(tmp_path) == []
+
+
+def test_an_unwritable_store_is_a_warning_and_the_verdict_stands(tmp_path: Path) -> None:
+    (tmp_path / ".assay").mkdir()
+    (tmp_path / ".assay" / "runs").write_text("not a folder", encoding="utf-8")
+    code, out, err = run_cli(["gate", "--example"], tmp_path)
+    assert code == 0
+    assert "summary: 11 goldens" in out
+    assert err.startswith("assay: warning: the run was not saved: ")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_agent_run_compares_with_agent_runs_only(tmp_path: Path) -> None:
+    telemetry = smoke_telemetry(tmp_path / "telemetry")
+    run_cli(["gate", "--example"], tmp_path)  # a gate run saved in between
+    code, out, err = run_cli(["bench", "--telemetry", telemetry, "--compare"], tmp_path)
+    assert code == 0, err
+    assert "no previous saved run to compare with" in out
+    run_cli(["gate", "--example"], tmp_path)
+    code, out, err = run_cli(["bench", "--telemetry", telemetry, "--compare"], tmp_path)
+    assert code == 0, err
+    assert "compare with eval_run_" in out
