@@ -14,7 +14,7 @@ REPORT = (
     "  FAIL         poem     tier1-asserts  contains:line three: output does not contain "
     "'line three' and this reason goes on for a good while longer than forty columns\n"
     "check against assay-baseline.json: 1 regression(s)\n"
-    "gate: FAILED\n"
+    "gate: FAILED (exit 2)\n"
 )
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

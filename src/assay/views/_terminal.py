@@ -19,7 +19,7 @@ _STYLES: Final = {
     "NEEDS-JUDGE": "yellow",
 }
 _ROW: Final = re.compile(r"^(\s+)(PASS|FAIL|ERROR|NO-OUTPUT|NEEDS-JUDGE)(?=\s)", re.M)
-_VERDICT: Final = re.compile(r"^gate: (passed|FAILED|could not decide.*)$", re.M)
+_VERDICT: Final = re.compile(r"^gate: (passed|FAILED|could not decide)", re.M)
 _REGRESSIONS: Final = re.compile(r"[1-9]\d* regression\(s\)")
 
 
