@@ -24,11 +24,14 @@ DEFAULT_BASELINE: Final = "assay-baseline.json"
 # Committed with the project (not under .assay/, which is ignored): anyone may verify a record.
 DEFAULT_ATTESTATIONS: Final = "assay-attestations"
 DEFAULT_REGEX_TIMEOUT_S: Final = 0.1
+# Saved runs kept under .assay/runs/ (the oldest go first); 0 keeps every run.
+DEFAULT_KEEP_RUNS: Final = 200
 
 _TOP_KEYS: Final = (
     "goldens",
     "baseline",
     "attestations",
+    "keep_runs",
     "similarity",
     "regex_timeout_s",
     "min_pass_rate",
@@ -128,6 +131,8 @@ class Config:
         baseline: the committed baseline file.
         attestations: the committed folder ``assay attest seal`` and ``--agent`` runs store
             attestation records (and their lineage and audit log) in, and ``verify`` reads.
+        keep_runs: how many saved runs ``.assay/runs/`` keeps (the oldest are removed after
+            each save); 0 keeps them all.
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2);
@@ -147,6 +152,7 @@ class Config:
     goldens: Path
     baseline: Path
     attestations: Path
+    keep_runs: int = DEFAULT_KEEP_RUNS
     similarity: str = "none"
     regex_timeout_s: float = DEFAULT_REGEX_TIMEOUT_S
     min_pass_rate: float | None = None
@@ -341,6 +347,10 @@ def _settings(raw: Mapping[str, Any], source: str, root: Path) -> dict[str, Any]
             out[key] = validate.string(raw[key], source=source, field=key)
     if "attestations" in raw:
         out["attestations"] = _attestations(raw["attestations"], source)
+    if "keep_runs" in raw:
+        out["keep_runs"] = validate.integer(
+            raw["keep_runs"], source=source, field="keep_runs", at_least=0
+        )
     if "similarity" in raw:
         out["similarity"] = _similarity(raw["similarity"], source)
     if "regex_timeout_s" in raw:
@@ -409,6 +419,7 @@ def load_config(root: Path | None = None) -> Config:
         goldens=root / settings.get("goldens", DEFAULT_GOLDENS),
         baseline=root / settings.get("baseline", DEFAULT_BASELINE),
         attestations=root / settings.get("attestations", DEFAULT_ATTESTATIONS),
+        keep_runs=settings.get("keep_runs", DEFAULT_KEEP_RUNS),
         similarity=settings.get("similarity", "none"),
         regex_timeout_s=settings.get("regex_timeout_s", DEFAULT_REGEX_TIMEOUT_S),
         min_pass_rate=min_pass_rate,

@@ -56,4 +56,24 @@ def _order(run_id: str) -> tuple[str, int]:
     return (base, int(suffix)) if suffix.isdigit() else (run_id, 0)
 
 
-__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "runs_dir", "save_run"]
+def prune_runs(root: Path, keep: int) -> list[str]:
+    """Remove the oldest saved runs beyond the ``keep`` newest (0: keep every run); returns
+    the ids removed. A record already gone (another run pruned it) is not an error."""
+    if keep <= 0:
+        return []
+    ids = list_runs(root)
+    removed = ids[: max(0, len(ids) - keep)]
+    folder = runs_dir(root)
+    for run_id in removed:
+        try:
+            (folder / f"{run_id}.json").unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise RunStoreError(
+                f"cannot remove an old run: {exc.strerror}", source=str(folder)
+            ) from None
+    return removed
+
+
+__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "prune_runs", "runs_dir", "save_run"]

@@ -41,8 +41,8 @@ SAMPLES: dict[str, list[str]] = {
 }
 # What an option needs beside it to mean anything.
 NEEDS: dict[str, list[str]] = {
-    "alpha": ["-c"],
-    "max_repeats": ["-c"],
+    "alpha": ["--check"],
+    "max_repeats": ["--check"],
     "ray_address": ["--executor", "ray"],
 }
 # The least each command needs, and the options that replace that least.
@@ -50,8 +50,26 @@ BASE: dict[str, tuple[list[str], dict[str, list[str]]]] = {
     "gate": (["--outputs", "out.json"], {"outputs": [], "example": [], "self_test": []}),
     "eval": (["--candidates", "c.yaml"], {"candidates": []}),
     "bench": (["--agent", "noop"], {"agent": [], "telemetry": []}),
+    # assay 0.x's one command: each option with the run it belongs to.
+    "run": (
+        ["--outputs", "out.json"],
+        {
+            **{o: ["--agent", "noop"] for o in ("jobs", "executor", "ray_address")},
+            **{o: ["--agent", "noop"] for o in ("keep_worktrees", "no_journal")},
+            **{o: ["--agent", "noop"] for o in ("no_network", "environment")},
+            "compare": ["--telemetry", "telemetry/"],
+            "max_repeats": ["--candidates", "c.yaml"],
+            **{o: [] for o in ("outputs", "candidates", "telemetry", "agent", "example")},
+            "self_test": [],
+        },
+    ),
 }
-FLOWS = {"gate": "run_gate_flow", "eval": "run_gate_flow", "bench": "run_agent_flow"}
+FLOWS = {
+    "gate": ("run_gate_flow",),
+    "eval": ("run_gate_flow",),
+    "bench": ("run_agent_flow",),
+    "run": ("run_gate_flow", "run_agent_flow"),
+}
 
 
 def _invocations(name: str) -> list[tuple[str, list[str]]]:
@@ -69,14 +87,15 @@ def _invocations(name: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["gate", "eval", "bench"])
+@pytest.mark.parametrize("name", ["gate", "eval", "bench", "run"])
 def test_every_option_in_a_commands_help_is_accepted_by_it(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The job's work is replaced: what is tested is that the command takes the option.
     module = __import__(f"assay.cli.{'eval_' if name == 'eval' else name}", fromlist=["x"])
     calls: list[Any] = []
-    monkeypatch.setattr(module, FLOWS[name], lambda *a, **k: calls.append(a) or 0)
+    for flow in FLOWS[name]:
+        monkeypatch.setattr(module, flow, lambda *a, **k: calls.append(a) or 0)
     monkeypatch.chdir(tmp_path)
     invocations = _invocations(name)
     assert len(invocations) >= 15

@@ -102,3 +102,24 @@ def test_an_agent_run_compares_with_agent_runs_only(tmp_path: Path) -> None:
     code, out, err = run_cli(["bench", "--telemetry", telemetry, "--compare"], tmp_path)
     assert code == 0, err
     assert "compare with eval_run_" in out
+
+
+def test_keep_runs_removes_the_oldest(tmp_path: Path) -> None:
+    (tmp_path / "assay.toml").write_text("keep_runs = 2\n", encoding="utf-8")
+    for _ in range(4):
+        code, _, err = run_cli(["gate", "--example"], tmp_path)
+        assert code == 0, err
+        newest = _runs(tmp_path)[-1].name
+    kept = _runs(tmp_path)
+    assert len(kept) == 2 and kept[-1].name == newest
+    (tmp_path / "assay.toml").write_text("keep_runs = 0\n", encoding="utf-8")
+    for _ in range(2):
+        run_cli(["gate", "--example"], tmp_path)
+    assert len(_runs(tmp_path)) == 4  # 0 keeps every run
+
+
+def test_a_bad_keep_runs_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "assay.toml").write_text("keep_runs = -1\n", encoding="utf-8")
+    code, out, err = run_cli(["gate", "--example"], tmp_path)
+    assert (code, out) == (1, "")
+    assert err.strip().endswith("field 'keep_runs': must be an integer >= 0")

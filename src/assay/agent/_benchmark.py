@@ -18,7 +18,7 @@ from assay.agent._telemetry import load_telemetry
 from assay.config import Config
 from assay.errors import AssayError
 from assay.goldens import Golden, iter_goldens, load_suite
-from assay.run_store import save_run
+from assay.run_store import prune_runs, save_run
 from assay.schemas import check_context
 from assay.selection import IdFilter
 from assay.shards import Shard
@@ -179,6 +179,8 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         else:
             comparison = compare_runs(previous, document)
     run_id = save_run(config.root, document) if options.save else None
+    if run_id is not None:
+        prune_runs(config.root, config.keep_runs)
     if run_id is not None:
         document = {"run_id": run_id, **document}
     verdict = agent_gate(

@@ -144,10 +144,11 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
     warning, never another exit code."""
     from assay.errors import AssayError
     from assay.gate_record import gate_record
-    from assay.run_store import save_run
+    from assay.run_store import prune_runs, save_run
 
     try:
         run_id = save_run(config.root, gate_record(run, document))
+        prune_runs(config.root, config.keep_runs)
     except AssayError as exc:
         click.echo(f"assay: warning: the run was not saved: {exc}", err=True)
         return
