@@ -23,9 +23,15 @@ def test_a_path_inside_the_working_directory_is_shown_relative(
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "html", "json"])
 def test_no_report_holds_the_projects_absolute_path(tmp_path: Path, fmt: str) -> None:
-    code, _, err = run_cli(["gate", "--example", "-w"], tmp_path)
+    # A project of its own (goldens, outputs, baseline under tmp_path), one golden failing.
+    code, _, err = run_cli(["init", "p"], tmp_path)
     assert code == 0, err
-    code, out, err = run_cli(["gate", "--example", "-c", "-f", fmt], tmp_path)
+    project = tmp_path / "p"
+    code, _, err = run_cli(["gate", "--outputs", "outputs.json", "-w"], project)
     assert code == 0, err
+    outputs = project / "outputs.json"
+    outputs.write_text(outputs.read_text().replace("30 days", "3 days"), encoding="utf-8")
+    code, out, err = run_cli(["gate", "--outputs", "outputs.json", "-c", "-f", fmt], project)
+    assert code == 2, err
     assert "assay-baseline.json" in out
     assert str(tmp_path) not in out
