@@ -108,3 +108,24 @@ def test_a_bad_outputs_file_is_one_usage_error(tmp_path: Path) -> None:
     code, out = _pytest(project, *ARGS)
     assert code == 4, out  # pytest's usage error
     assert "assay: " in out and "outputs.json" in out and "Traceback" not in out
+
+
+def test_under_check_only_a_regression_fails(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    code, _, err = run_cli(["gate", "goldens", "--outputs", "outputs.json", "-w"], project)
+    assert code == 0, err
+    # A new golden that fails is no regression: the gate passes, and so does pytest.
+    (project / "goldens" / "smoke" / "new-one.md").write_text(
+        "---\nid: smoke-new-one\ninput: q\nasserts: ['contains:zebra']\n---\nNew.\n\n"
+        "## Origin\ntests/test_pytest_plugin.py\n",
+        encoding="utf-8",
+    )
+    answers = json.loads((project / "outputs.json").read_text(encoding="utf-8"))
+    answers["smoke-new-one"] = "no stripes here"
+    (project / "outputs.json").write_text(json.dumps(answers), encoding="utf-8")
+    code, _, _ = run_cli(["gate", "goldens", "--outputs", "outputs.json", "-c"], project)
+    assert code == 0
+    code, out = _pytest(project, *ARGS, "--assay-check")
+    assert code == 0, out
+    assert "XFAIL assay::smoke-new-one - fail, not a regression (not in the baseline)" in out
+    assert "PASSED assay::assay-gate" in out

@@ -465,8 +465,13 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     for candidate, produced in outputs.items():
         # Outputs of the other shards' goldens are expected in a shard's outputs file.
         shard = options.shard
+        chosen = options.filter  # so are those of the goldens --filter left out
         stray = sorted(
-            k for k in produced if k not in by_id and (shard is None or shard.holds(str(k)))
+            k
+            for k in produced
+            if k not in by_id
+            and (shard is None or shard.holds(str(k)))
+            and (chosen is None or chosen.holds(str(k)))
         )
         if stray:
             strays[candidate] = (len(stray), stray[:3])

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.results import totals
+from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
     from assay.gate import GateRun
@@ -30,7 +31,6 @@ _SUMMARY_KEYS = (
     "gate",
     "shard",
     "gate_failures",
-    "undecided",
     "model_calls",
     "judge_calls_saved",
     "baseline",
@@ -54,7 +54,7 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
             r.status,
             r.score,
             r.decided_by,
-            [c.op for c in r.checks if not c.passed] if r.status != "pass" else [],
+            [c.recorded_op() for c in r.checks if not c.passed] if r.status != "pass" else [],
         ]
         for r in run.results
     ]
@@ -65,6 +65,12 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
     for key in _SUMMARY_KEYS:
         if key in document["summary"]:
             summary[key] = document["summary"][key]
+    if "undecided" in document["summary"]:
+        # Why the gate could not decide, without the first errors it quotes: a provider's or
+        # judge's error message may hold the prompt, the output or the rubric.
+        summary["undecided"] = [
+            reason.split("; first: ", 1)[0] for reason in document["summary"]["undecided"]
+        ]
     record: dict[str, Any] = {"kind": "gate", "rows": rows, "summary": summary}
     if "regressions" in document:
         record["regressions"] = [
@@ -84,7 +90,17 @@ def expand_rows(rows: list[Any]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         golden_id, candidate, tier, status, score, decided_by, failed = row
-        if not isinstance(golden_id, str) or not isinstance(failed, list):
+        number = score is None or (isinstance(score, (int, float)) and not isinstance(score, bool))
+        if not (
+            isinstance(golden_id, str)
+            and isinstance(candidate, str)
+            and (tier is None or isinstance(tier, str))
+            and status in STATUSES
+            and number
+            and (decided_by is None or isinstance(decided_by, str))
+            and isinstance(failed, list)
+            and all(isinstance(op, str) for op in failed)
+        ):
             raise ValueError("not a gate record row")
         passed = True if status == "pass" else None if status == "needs-judge" else False
         checks = [

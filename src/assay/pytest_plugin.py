@@ -9,10 +9,12 @@ scores the outputs with the gate, once, and adds one test item per golden (and c
 * a passing golden passes; ``needs-judge`` is skipped, saying why; any other status fails,
   showing every failed check with its reason, the output (trimmed) and a short diff against the
   expected answer;
-* with ``--assay-check`` the run is compared with the baseline as ``assay gate --check`` does: a
-  golden that did not pass in the baseline either is an expected failure (``xfail``), and an
-  ``assay-gate`` item holds the gate's verdict: it fails exactly when the gate does, listing the
-  regressions, so pytest exits non-zero exactly when the outputs got worse.
+* with ``--assay-check`` the run is compared with the baseline as ``assay gate --check`` does: only
+  a regressed golden fails; one that did not pass but is no regression (it failed in the
+  baseline too, it is new, its call failed, or its random drop is not significant) is an
+  expected failure (``xfail``) saying why; an ``assay-gate`` item holds the gate's verdict: it
+  fails exactly when the gate does, listing the regressions, so pytest fails exactly when the
+  gate would exit 2 (or could not decide).
 
 Without ``--assay-outputs`` the plugin does nothing (it is loaded in every pytest session where
 assay is installed): only this module and pytest are imported.
@@ -142,8 +144,16 @@ class GoldenItem(pytest.Item):
         if result.status == "needs-judge":
             pytest.skip("needs a judge: " + "; ".join(result.notes or ("not judged",)))
         report = _failure_text(run, candidate, golden_id)
-        if run.mode == "check" and not _passed_in_baseline(run, candidate, golden_id):
-            pytest.xfail(f"did not pass in the baseline either ({result.status})")
+        if run.mode == "check":
+            # Under the gate only a regression fails: a golden that failed in the baseline too,
+            # a new one, an error (infrastructure) or a random drop the statistics do not call
+            # is shown as an expected failure, with its reason.
+            regressed = {(r.candidate, r.id) for r in run.diff.regressions} if run.diff else set()
+            if (candidate, golden_id) not in regressed:
+                why = "did not pass in the baseline either"
+                if _new_golden(run, candidate, golden_id):
+                    why = "not in the baseline"
+                pytest.xfail(f"{result.status}, not a regression ({why})")
         raise GoldenFailed(report)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -177,10 +187,9 @@ class GateItem(pytest.Item):
         return "assay gate", None, self.name
 
 
-def _passed_in_baseline(run: GateRun, candidate: str, golden_id: str) -> bool:
+def _new_golden(run: GateRun, candidate: str, golden_id: str) -> bool:
     document = run.baseline_document or {}
-    entry = document.get("goldens", {}).get(candidate, {}).get(golden_id)
-    return entry is None or entry.get("passed") is True  # a new golden is held to passing
+    return golden_id not in document.get("goldens", {}).get(candidate, {})
 
 
 def _failure_text(run: GateRun, candidate: str, golden_id: str) -> str:

@@ -250,3 +250,9 @@ def test_bench_scores_telemetry_and_filters_tasks(tmp_path: Path) -> None:
         "smoke-fix-readme-typo",
     ]
     assert all(r["status"] == "pass" for r in document["results"])
+
+
+def test_a_filter_leaves_no_stray_outputs_note(tmp_path: Path) -> None:
+    code, out, err = run_cli(["gate", "--example", "--json", "-k", "smoke-*"], tmp_path)
+    assert code == 0, err
+    assert not [n for n in json.loads(out)["summary"].get("notes", []) if "name no selected" in n]

@@ -123,3 +123,59 @@ def test_a_bad_keep_runs_is_one_line_naming_it(tmp_path: Path) -> None:
     code, out, err = run_cli(["gate", "--example"], tmp_path)
     assert (code, out) == (1, "")
     assert err.strip().endswith("field 'keep_runs': must be an integer >= 0")
+
+
+def test_no_error_message_or_unknown_op_reaches_the_record(tmp_path: Path) -> None:
+    # A provider whose error quotes the prompt, and a golden whose "op" is the answer itself.
+    (tmp_path / "leaky.py").write_text(
+        "def answer(prompt):\n    raise ValueError('PROMPTLEAK ' + prompt)\n", encoding="utf-8"
+    )
+    goldens = [
+        {"id": "q1", "input": "SECRET-INPUT", "asserts": ["contains:x"]},
+        {"id": "q2", "input": "other", "asserts": ["Paris is the SECRET capital"]},
+    ]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
+    spec = {
+        "provider": {"type": "python", "function": "leaky:answer"},
+        "candidates": [{"id": "c", "prompt": "{{ input }}"}],
+    }
+    (tmp_path / "c.yaml").write_text(json.dumps(spec))
+    code, _, _ = run_cli(["eval", "g.jsonl", "--candidates", "c.yaml", "--no-progress"], tmp_path)
+    assert code == 0  # a report: errors are results, the run is saved
+    (tmp_path / "echo.yaml").write_text(
+        json.dumps(
+            {"provider": {"type": "echo"}, "candidates": [{"id": "c", "prompt": "{{ input }}"}]}
+        )
+    )
+    code, _, err = run_cli(["eval", "g.jsonl", "--candidates", "echo.yaml", "-w"], tmp_path)
+    assert code == 0, err
+    code, _, _ = run_cli(
+        ["eval", "g.jsonl", "--candidates", "c.yaml", "-c", "--no-cache"], tmp_path
+    )
+    assert code == 1  # every call failed: the gate cannot decide
+    for record in _runs(tmp_path):
+        text = record.read_text(encoding="utf-8")
+        for content in ("PROMPTLEAK", "SECRET", "Paris"):
+            assert content not in text, (record.name, content)
+    last = json.loads(_runs(tmp_path)[-1].read_text(encoding="utf-8"))
+    assert last["summary"]["undecided"][0].startswith("the gate cannot decide: 2 of 2")
+    # The echo run checked q2: its unknown "op" (the answer itself) is recorded as unknown-op.
+    echo_run = json.loads(_runs(tmp_path)[1].read_text(encoding="utf-8"))
+    assert ["q2", "c"] in [row[:2] for row in echo_run["rows"]]
+    assert next(row for row in echo_run["rows"] if row[0] == "q2")[6] == ["unknown-op"]
+
+
+def test_a_damaged_record_is_skipped_by_runs_list_and_refused_by_report(tmp_path: Path) -> None:
+    run_cli(["gate", "--example"], tmp_path)
+    folder = tmp_path / ".assay" / "runs"
+    bad = folder / "eval_run_20261201T000000_000001Z.json"
+    bad.write_text(
+        '{"schema_version":2,"kind":"gate","rows":[],"summary":{"pass_rate":"y"}}',
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(["runs", "list"], tmp_path)
+    assert code == 0 and len(out.splitlines()) == 1
+    assert err.startswith("assay: warning: skipped eval_run_20261201T000000_000001Z:")
+    code, out, err = run_cli(["report", "--run", bad.stem], tmp_path)
+    assert (code, out) == (1, "")
+    assert "field 'summary.total'" in err and "Traceback" not in err

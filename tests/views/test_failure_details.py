@@ -73,3 +73,15 @@ def test_json_has_the_failing_output_and_never_the_expected_answer(tmp_path: Pat
     assert "line three" not in out.replace("contains:line three", "").replace(
         "contain 'line three'", ""
     )
+
+
+def test_a_lone_surrogate_in_an_output_is_shown_escaped_not_a_crash(tmp_path: Path) -> None:
+    args = _project(tmp_path)
+    (tmp_path / "out.json").write_text('{"capital": "bad \\ud800 x"}', encoding="utf-8")
+    code, out, err = run_cli(args, tmp_path)
+    assert code == 0, err
+    assert "output: bad \\ud800 x" in out and "Traceback" not in err
+    code, out, err = run_cli([*args, "--json"], tmp_path)
+    assert code == 0, err
+    results = {r["id"]: r for r in json.loads(out)["results"]}
+    assert results["capital"]["output"] == "bad \ud800 x"  # the JSON escape keeps it exact

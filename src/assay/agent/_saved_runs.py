@@ -54,7 +54,33 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
     for key, kind in (("results", list), ("summary", dict)):
         if not isinstance(document.get(key), kind):
             raise RunStoreError(f"not a run record: no {key}", source=str(path), field=key)
+    if document.get("kind") == "gate":  # what the views of a gate record read
+        _check_summary(document["summary"], str(path))
     return document
+
+
+def _check_summary(summary: dict[str, Any], source: str) -> None:
+    """The summary fields every view of a saved run reads, with their types.
+
+    Raises:
+        RunStoreError: one missing or of another type (a damaged or hand-edited record).
+    """
+    from assay.validate import is_number
+
+    rate = summary.get("pass_rate")
+    checks = (
+        ("total", isinstance(summary.get("total"), int)),
+        ("counts", isinstance(summary.get("counts"), dict)),
+        ("pass_rate", rate is None or is_number(rate)),
+        ("candidates", isinstance(summary.get("candidates", []), list)),
+    )
+    for name, ok in checks:
+        if not ok:
+            raise RunStoreError(
+                "a damaged run record: missing or of the wrong type",
+                source=source,
+                field=f"summary.{name}",
+            )
 
 
 def previous_run(
@@ -66,7 +92,12 @@ def previous_run(
     if before is not None:
         ids = [i for i in ids if _order(i) < _order(before)]
     for run_id in reversed(ids):
-        document = load_run(root, run_id)
+        try:
+            document = load_run(root, run_id)
+        except RunStoreError as exc:
+            if exc.field == "rows":  # a damaged gate record: not the agent run looked for
+                continue
+            raise
         if document.get("kind", "agent") == kind:
             return document
     return None

@@ -34,12 +34,21 @@ class CheckResult:
             "evidence": self.evidence,
         }
 
+    def recorded_op(self) -> str:
+        """The op as a run record may hold it: an op assay does not know is whatever the user
+        wrote (an answer written as a bare assert, say), so it is recorded as ``unknown-op``."""
+        evidence = self.evidence
+        if isinstance(evidence, dict) and evidence.get("reason") == "unknown_op":
+            return "unknown-op"
+        return self.op
+
     def to_redacted_dict(self) -> dict[str, Any]:
         """The same keys for run records, which hold no ground truth: the op and the verdict;
         the text, reason and evidence (which quote the assert's argument) are dropped."""
+        op = self.recorded_op()
         return {
-            "text": self.op,
-            "op": self.op,
+            "text": op,
+            "op": op,
             "passed": self.passed,
             "reason": None,
             "evidence": None,

@@ -8,6 +8,14 @@ from typing import Any
 import click
 
 
+def _escaped_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (an outputs file may hold ``"\\ud800"``, which no UTF-8
+    stream can carry) written as its JSON escape: JSON stays exact, text shows what was there."""
+    import re
+
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def emit(text: str, output: Path | None) -> None:
     """Print ``text`` or write it atomically to ``output``.
 
@@ -15,11 +23,17 @@ def emit(text: str, output: Path | None) -> None:
         AssayError: ``output`` cannot be written or is not a regular file (never written through).
     """
     if output is None:
-        click.echo(text, nl=False)
+        try:
+            click.echo(text, nl=False)
+        except UnicodeEncodeError:  # raised before anything is written: write it escaped
+            click.echo(_escaped_surrogates(text), nl=False)
     else:
         from assay.io import atomic_write_text
 
-        atomic_write_text(output, text)
+        try:
+            atomic_write_text(output, text)
+        except UnicodeEncodeError:
+            atomic_write_text(output, _escaped_surrogates(text))
 
 
 def verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:

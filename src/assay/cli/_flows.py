@@ -148,10 +148,13 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
 
     try:
         run_id = save_run(config.root, gate_record(run, document))
-        prune_runs(config.root, config.keep_runs)
     except AssayError as exc:
         click.echo(f"assay: warning: the run was not saved: {exc}", err=True)
         return
+    try:
+        prune_runs(config.root, config.keep_runs)
+    except AssayError as exc:
+        click.echo(f"assay: warning: saved, but old runs were not removed: {exc}", err=True)
     if sys.stderr.isatty():  # a person is watching; logs and pipes get only the report
         click.echo(f"assay: saved as run {run_id} (assay report --run {run_id})", err=True)
 

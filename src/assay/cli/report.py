@@ -27,6 +27,8 @@ def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: P
     from assay.views import dump_json, render
 
     fmt = _format(as_json, fmt)
+    if fmt == "outputs":
+        raise click.UsageError("a saved run holds no outputs: --format outputs needs a live run")
     document = load_run(Path.cwd(), run_id)
     if fmt == "json":
         view = {

@@ -39,7 +39,14 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
     ids = list_runs(root)
     if last is not None:
         ids = ids[-last:]
-    rows = [_row(run_id, load_run(root, run_id)) for run_id in ids]
+    from assay.errors import RunStoreError
+
+    rows = []
+    for run_id in ids:
+        try:
+            rows.append(_row(run_id, load_run(root, run_id)))
+        except RunStoreError as exc:  # one damaged record does not hide the others
+            click.echo(f"assay: warning: skipped {run_id}: {exc}", err=True)
     if chosen == "json":
         emit(dump_json({"runs": rows}), output)
     elif chosen == "html":

@@ -143,7 +143,7 @@ def _failing(document: Document, content: ReportContent | None) -> list[str]:
     ]
     if not failing:
         return []
-    said = {id(r): "; ".join(details(r, content)[:2]) for r in failing[:MAX_ROWS]}
+    said = {id(r): "; ".join(details(r, content)[:5]) for r in failing[:MAX_ROWS]}
     shown = any(said.values())  # what the candidate said, and the expected answer
     rows = [
         (
