@@ -105,11 +105,13 @@ async def judge_texts(
     cache: OutputCache | None,
     max_concurrency: int = 16,
     stats: RunStats | None = None,
+    root: Path | None = None,
 ) -> list[tuple[Verdict | None, str | None]]:
     """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text.
 
     ``stats``, when given, counts the judge's calls, tokens and cost (apart from the
-    candidates': a run's judge costs money too).
+    candidates': a run's judge costs money too). ``root``: the project root, where a python
+    judge provider's module is found (default: the working directory).
 
     Raises:
         ConfigError: no ``[judge.provider]`` is configured, or the provider cannot start
@@ -143,6 +145,7 @@ async def judge_texts(
                 cache=cache,
                 max_concurrency=max_concurrency,
                 accept=lambda text: parse_verdict(text) is not None,
+                root=root,
             )
         except ConfigError as exc:
             if exc.source is None:
@@ -235,7 +238,7 @@ def apply_judge(
         owned.append(asked)
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
-        verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats))
+        verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats, root=root))
     finally:
         if cache is not None:
             cache.close()
