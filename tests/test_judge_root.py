@@ -17,7 +17,7 @@ def test_a_python_judge_is_imported_from_the_project_root(
     project = tmp_path / "project"
     project.mkdir()
     (project / "grader_here.py").write_text(
-        "def grade(prompt):\n    return '{\"score\": 0.9, \"reason\": \"fine\"}'\n",
+        'def grade(prompt):\n    return \'{"score": 0.9, "reason": "fine"}\'\n',
         encoding="utf-8",
     )
     (project / "assay.toml").write_text(

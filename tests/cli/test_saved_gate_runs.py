@@ -41,6 +41,8 @@ def test_report_and_failures_read_a_saved_gate_run(tmp_path: Path) -> None:
     code, out, err = run_cli(["failures", "--run", record.stem], tmp_path)
     assert code == 0, err
     assert "standard-summary-no-pii  fail" in out and "failed not-regex, not-contains" in out
+    assert "needs-judge" not in out  # undecided, not failed
+    assert out.startswith(f"failures in run {record.stem}: 1\n")
     code, html, err = run_cli(["report", "--run", record.stem, "-f", "html"], tmp_path)
     assert code == 0, err
     assert html.startswith("<!DOCTYPE html>") and "standard-summary-no-pii" in html
@@ -64,7 +66,10 @@ def test_after_a_failing_check_failures_names_the_regression(tmp_path: Path) -> 
     outputs.write_text(json.dumps(answers), encoding="utf-8")
     code, _, _ = run_cli(["gate", "goldens", "--outputs", "outputs.json", "-c"], tmp_path)
     assert code == 2
-    code, out, err = run_cli(["failures"], tmp_path)  # the latest run: the failing check
+    code, out, err = run_cli(["report"], tmp_path)  # the latest run: the failing check
+    assert code == 0, err
+    assert out.splitlines()[-1] == "gate: FAILED"
+    code, out, err = run_cli(["failures"], tmp_path)
     assert code == 0, err
     assert "smoke-git-last-commits" in out and "smoke-refund-policy" in out
     record = json.loads(_runs(tmp_path)[-1].read_text(encoding="utf-8"))

@@ -83,7 +83,7 @@ def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
     counts: dict[str, int] = {}
     for r in document["results"]:
-        if r["status"] == "pass":
+        if r["status"] in ("pass", "needs-judge"):  # needs-judge is undecided, not failed
             continue
         failed = [c["op"] for c in r.get("checks", ()) if not c.get("passed")]
         where = f"{r['candidate']}: " if r.get("candidate") not in (None, "default") else ""

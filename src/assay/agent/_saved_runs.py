@@ -20,7 +20,10 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
     """
     ids = list_runs(root)
     if not ids:
-        raise RunStoreError("no saved run yet: run `assay bench` first", source=str(runs_dir(root)))
+        raise RunStoreError(
+            "no saved run yet: run `assay gate`, `assay eval` or `assay bench` first",
+            source=str(runs_dir(root)),
+        )
     if run_id is None:
         run_id = ids[-1]
     elif run_id not in ids:

@@ -227,6 +227,9 @@ def render_summary(document: Document) -> str:
     """A saved run's headline (``assay report``): id, time and the composite."""
     lines = [f"run {document.get('run_id')} ({document.get('created_at')})"]
     lines += composite_lines(document["summary"]) or [summary_line(document["summary"])]
+    verdict = document["summary"].get("gate")
+    if document.get("kind") == "gate" and document["summary"].get("mode") == "check" and verdict:
+        lines.append(f"gate: {'FAILED' if verdict == 'failed' else verdict}")
     return "\n".join(lines) + "\n"
 
 
