@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from assay.asserts import as_text
 from assay.asserts._spec import JUDGE_OP
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from assay.shards import Shard
 
 Mode = Literal["report", "write-baseline", "check"]
+# Where the undecided verdict starts quoting the first errors (the provider's or judge's own
+# words): a run record keeps the verdict and leaves the quotes out.
+QUOTED_ERRORS: Final = "; first: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,7 +706,7 @@ class ErrorTally:
         return [
             f"the gate cannot decide: {self.errors} of {self.total} result(s) are errors "
             f"(max_error_rate {max_error_rate:g}), so {self.pairs} golden(s) were not "
-            f"decided; first: {why}"
+            f"decided{QUOTED_ERRORS}{why}"
         ]
 
 

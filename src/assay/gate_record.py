@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from assay.gate import QUOTED_ERRORS
 from assay.results import totals
 from assay.vocabulary import STATUSES
 
@@ -69,7 +70,7 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
         # Why the gate could not decide, without the first errors it quotes: a provider's or
         # judge's error message may hold the prompt, the output or the rubric.
         summary["undecided"] = [
-            reason.split("; first: ", 1)[0] for reason in document["summary"]["undecided"]
+            reason.split(QUOTED_ERRORS, 1)[0] for reason in document["summary"]["undecided"]
         ]
     record: dict[str, Any] = {"kind": "gate", "rows": rows, "summary": summary}
     if "regressions" in document:

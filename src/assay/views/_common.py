@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
+
+from assay.asserts import as_text  # the text the checks read: what a report shows
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
@@ -15,7 +16,7 @@ Document = Mapping[str, Any]
 # How much of an output a report line shows, and how many lines of a diff.
 TRIM: Final = 160
 DIFF_LINES: Final = 8
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]+")
 
 LABEL: dict[str, str] = {
     "pass": "PASS",
@@ -93,16 +94,14 @@ def gate_state(document: Document) -> str:
     return "passed" if "regressions" in document else "report"
 
 
-def as_text(value: Any) -> str:
-    """An output or expected value as the checks read it: text as it is, JSON as compact JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def one_line(text: str) -> str:
+    """Reasons, notes and outputs may hold multi-line text: keep each report row on one line."""
+    return _CONTROL.sub(" ", text)
 
 
 def trimmed(text: str, limit: int = TRIM) -> str:
     """``text`` on one line (control characters as spaces), cut at ``limit`` characters."""
-    flat = _CONTROL.sub(" ", text)
+    flat = one_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1] + f"… ({len(text)} characters)"
 
 

@@ -3,7 +3,6 @@ a saved run's summary, its failures table, the goldens' self-test."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from assay.views._common import (
     candidates,
     details,
     golden_ids,
+    one_line,
     pct,
     score,
     signed,
@@ -26,13 +26,6 @@ from assay.views._common import (
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
-
-
-def one_line(text: str) -> str:
-    """Reasons and notes may quote multi-line text: keep each report row on one line."""
-    return _CONTROL.sub(" ", text)
 
 
 def _row(r: Mapping[str, Any], width: int) -> str:
