@@ -1,9 +1,17 @@
 """The console script's entry point, kept free of imports so that Ctrl-C is handled from the
 first moment: importing the CLI (click, the commands) takes tens of milliseconds, and an
-interrupt in that window used to print a traceback instead of exiting 130."""
+interrupt in that window used to print a traceback instead of exiting 130.
+
+It also leaves quickly. Once a command is done, all that remains is the interpreter's own
+teardown: freeing every object of the run one by one (a 10,000-golden gate run's goldens,
+results and documents, and some 400 modules) took about 20 ms, a twentieth of the run, to give
+back memory the process is about to give back whole. :func:`leave` skips it when nothing can
+be lost by that (mypy's ``hard_exit`` does the same), and exits as usual otherwise.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -14,4 +22,57 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("assay: interrupted\n")
         sys.exit(130)
-    cli_main()
+    try:
+        cli_main()
+    except SystemExit as exc:
+        leave(exc)
+        raise
+
+
+def leave(done: SystemExit) -> None:
+    """End the process with ``done``'s exit code, skipping the interpreter's teardown, when
+    that loses nothing; else return (the caller raises ``done``: the usual exit).
+
+    What a teardown does that matters is done here first: the exit functions run (a coverage
+    or Ray shutdown hook, logging's flush) and standard output and error are flushed. It is
+    skipped only when no code but the Python environment's and assay's own was imported (a
+    project's python check or provider may hold a buffered file that only its teardown
+    flushes), no other thread runs (the interpreter would wait for it), and the exit code is
+    a number.
+    """
+    code = done.code
+    if code is None:
+        code = 0
+    if type(code) is not int or not _nothing_to_lose():
+        return
+    import atexit
+
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)  # CPython's, 3.x
+    if run_exit_functions is None:
+        return
+    try:
+        run_exit_functions()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # a closed pipe...: the usual exit reports it as it always has
+        return
+    os._exit(code)
+
+
+def _nothing_to_lose() -> bool:
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() != 1:
+        return False
+    if sys.flags.inspect or os.environ.get("PYTHONINSPECT"):  # python -i: stay
+        return False
+    # Where modules are found is where they were imported from: a module outside these folders
+    # (the environment's, the interpreter's, assay's) is a project's own code.
+    roots = (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__))
+    trusted = tuple(
+        {os.path.join(f(root), "") for root in roots for f in (os.path.abspath, os.path.realpath)}
+    )
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and not path.startswith(trusted):
+            return False
+    return True

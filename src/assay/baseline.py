@@ -43,22 +43,37 @@ def _canonical(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
-def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> str:
+# What :func:`fingerprint` remembers between goldens: by object id, the canonical text of an
+# assert, and of a tuple of asserts (suites share assert objects among goldens, and a worker's
+# goldens share one tuple). Each object is kept with its text, so its id names no other one.
+FingerprintMemo = dict[int, tuple[object, str]]
+
+
+def _asserts_text(asserts: tuple[AssertSpec, ...], memo: FingerprintMemo) -> str:
+    known = memo.get(id(asserts))
+    if known is not None and known[0] is asserts:
+        return known[1]
+    parts = []
+    for spec in asserts:
+        found = memo.get(id(spec))
+        if found is None or found[0] is not spec:
+            found = memo[id(spec)] = (spec, _canonical([spec.full_op, dict(spec.args)]) + "\x1f")
+        parts.append(found[1])
+    text = "".join(parts)
+    memo[id(asserts)] = (asserts, text)
+    return text
+
+
+def fingerprint(golden: Golden, memo: FingerprintMemo | None = None) -> str:
     """A digest of what decides the golden (its checks, expected, threshold, rubric, and its
     vars when it has any).
 
-    ``memo`` caches each assert's canonical text: suites repeat the same asserts many times.
+    ``memo`` caches the canonical text of asserts: suites repeat the same ones many times.
     """
-    parts = []
-    for spec in golden.asserts:
-        text = memo.get(spec) if memo is not None else None
-        if text is None:
-            text = _canonical([spec.full_op, dict(spec.args)])
-            if memo is not None:
-                memo[spec] = text
-        parts.append(text)
-    material = "\x1f".join(
-        [*parts, _canonical(golden.expected), repr(golden.threshold), _canonical(golden.rubric)]
+    head = _asserts_text(golden.asserts, {} if memo is None else memo)
+    material = (
+        f"{head}{_canonical(golden.expected)}\x1f{golden.threshold!r}\x1f"
+        f"{_canonical(golden.rubric)}"
     )
     variables = golden.fields.get("vars")
     if variables is not None:
@@ -68,7 +83,7 @@ def fingerprint(golden: Golden, memo: dict[AssertSpec, str] | None = None) -> st
     return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
 
 
-def fingerprint_of(golden: Golden | str, memo: dict[AssertSpec, str]) -> str:
+def fingerprint_of(golden: Golden | str, memo: FingerprintMemo) -> str:
     """A golden's fingerprint, or the one already computed (a shard's partial carries them)."""
     return golden if isinstance(golden, str) else fingerprint(golden, memo)
 
@@ -91,7 +106,7 @@ def build(
         kind: ``gate`` or ``agent``: which run wrote it (a check refuses the other kind).
     """
     per: dict[str, dict[str, Any]] = {}
-    memo: dict[AssertSpec, str] = {}
+    memo: FingerprintMemo = {}
     evidence = trials or {}
     for r in results:
         golden = goldens.get(r.id)
@@ -124,7 +139,7 @@ def changed_goldens(
 ) -> list[str]:
     """``candidate/id`` of every baseline golden whose checks changed since it was written
     (``goldens``: id -> golden, or id -> its fingerprint)."""
-    memo: dict[AssertSpec, str] = {}
+    memo: FingerprintMemo = {}
     out: list[str] = []
     for candidate, entries in document["goldens"].items():
         for golden_id, entry in entries.items():

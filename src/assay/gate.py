@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -161,6 +160,8 @@ class GateRun:
 
 def example_paths() -> tuple[Path, Path]:
     """The packaged example: (goldens folder, outputs file), inside the wheel."""
+    from importlib import resources  # 4 ms to import; only the example needs it
+
     example = resources.files("assay").joinpath("data", "example")
     return Path(str(example.joinpath("goldens"))), Path(str(example.joinpath("outputs.json")))
 

@@ -70,11 +70,11 @@ def gate_partial(
     similarity: str,
 ) -> dict[str, Any]:
     """The partial of one shard of a goldens gate run."""
-    from assay.baseline import fingerprint
+    from assay.baseline import FingerprintMemo, fingerprint
 
     position = {golden_id: i for i, golden_id in enumerate(suite_ids)}
     strict = set(step.strict)
-    memo: dict[Any, str] = {}
+    memo: FingerprintMemo = {}
     goldens = [
         [g.id, position[g.id], fingerprint(g, memo), g.id in strict] for g in run.goldens.values()
     ]

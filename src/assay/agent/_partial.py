@@ -35,13 +35,13 @@ def agent_partial(
     selection: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The partial of one shard of an agent run (``every``: the whole suite, every tier)."""
-    from assay.baseline import fingerprint
+    from assay.baseline import FingerprintMemo, fingerprint
 
     tiers = set(run.tiers)
     suite_ids = [t.id for t in every if t.tier in tiers]
     position = {task_id: i for i, task_id in enumerate(suite_ids)}
     by_id = {t.id: t for t in every}
-    memo: dict[Any, str] = {}
+    memo: FingerprintMemo = {}
     records = []
     for result in run.tasks:
         record = telemetry.get(result.id)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 
 from assay.errors import GoldenError
@@ -208,6 +207,8 @@ def iter_goldens(root: Path | str, *, strict: bool = False) -> Iterator[Golden]:
 
 def packaged_root() -> Path:
     """The folder of default goldens shipped inside the wheel."""
+    from importlib import resources  # 4 ms to import; only a project's suite needs it
+
     return Path(str(resources.files("assay").joinpath("data", "goldens")))
 
 
