@@ -480,3 +480,74 @@ def test_a_bad_defaults_file_is_the_same_error(tmp_path: Path) -> None:
     assert one == split
     assert one[0] == 1
     assert f"{goldens / '_defaults.yaml'}:2: field 'tier'" in one[2]
+
+
+@needs_fork
+def test_the_processes_fingerprints_are_one_process_fingerprints(
+    suite: tuple[Path, Path], monkeypatch: Any
+) -> None:
+    from assay.baseline import fingerprint
+
+    goldens, _ = suite
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    loaded = parallel.load(goldens, workers=3, fingerprints=True)
+    assert loaded is not None and loaded.workers == 3
+    # Every share is sent in several batches: the stream is what is compared here.
+    assert len(loaded) > 3 * parallel._BATCH
+    assert parallel.fingerprints_of(loaded) == {g.id: fingerprint(g) for g in iter_goldens(goldens)}
+    assert parallel.fingerprints_of(list(loaded)) is None  # no Suite: the gate computes them
+    assert parallel.load(goldens, workers=3).fingerprints is None  # type: ignore[union-attr]
+
+
+def _in_a_worker(parent: int) -> bool:
+    import os
+
+    return os.getpid() != parent
+
+
+@needs_fork
+@pytest.mark.parametrize("how", ["dies after a batch", "leaves half a batch"])
+def test_a_worker_that_fails_midway_means_one_process_loads(
+    suite: tuple[Path, Path], monkeypatch: Any, how: str
+) -> None:
+    import os
+
+    goldens, outputs = suite
+    parent = os.getpid()
+    monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
+    sent = []
+    real_write = parallel._write_all
+
+    def write(fd: int, data: bytes) -> None:
+        if _in_a_worker(parent):
+            sent.append(len(data))
+            if len(sent) == 2:
+                if how == "dies after a batch":
+                    os._exit(1)
+                real_write(fd, data[: len(data) // 2])  # then exits well: a torn batch
+                os._exit(0)
+        real_write(fd, data)
+
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel, "_write_all", write)
+    monkeypatch.setattr(os, "fork", fork)
+    assert parallel.load(goldens, workers=2) is None  # the caller loads in one process
+    # ...and the gate's run is the one process's, workers stopped and reaped.
+    monkeypatch.setenv("ASSAY_WORKERS", "2")
+    config = load_config()
+    split = run_gate(GateOptions(path=goldens, outputs=outputs), config)
+    monkeypatch.setenv("ASSAY_WORKERS", "1")
+    alone = run_gate(GateOptions(path=goldens, outputs=outputs), config)
+    assert split.to_dict() == alone.to_dict()
+    assert len(forked) == 2
+    for pid in forked:  # no worker left behind
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

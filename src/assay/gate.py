@@ -203,6 +203,7 @@ def load_selected(
             else None,
             meanwhile=meanwhile,
             meanwhile_us=0.0 if meanwhile is None else meanwhile.cost_us,
+            fingerprints=options.mode != "report",
         )
         if suite is not None and project:
             tiers = options.tiers or None
@@ -501,6 +502,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
         for c, m in outputs.items()
     }
+    from assay.parallel import fingerprints_of
+
     gating = options.mode != "report" or config.min_pass_rate is not None
     tally = ErrorTally.of(per_pair)
     if gating or options.shard is not None:  # a partial carries the evidence for its merge
@@ -514,7 +517,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         suite=suite_of(options, config),
         path_given=options.path is not None,
         sharded=options.shard is not None or options.filter is not None,
-        goldens=by_id,
+        # The fingerprints the loading processes computed, when they did.
+        goldens=fingerprints_of(goldens) or by_id,
         strict=[g.id for g in goldens if g.fields.get("gate") == "strict"],
     )
     looks, first_look = (1, None) if adaptive is None else (adaptive.looks, adaptive.first_look)

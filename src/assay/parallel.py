@@ -4,7 +4,9 @@ A gate run over a large suite spends its time reading goldens (file I/O, YAML, v
 running their checks, one golden at a time: work that splits cleanly. :func:`load` cuts the
 suite's files (and a large JSONL file's lines) into contiguous shares of about equal cost, forks
 one worker per core beyond the first, loads the first share in the calling process meanwhile,
-and gathers the others' goldens in suite order. With static outputs (``--outputs``, the example)
+and gathers the others' goldens in suite order. Workers send their goldens in batches as they
+go, and the calling process rebuilds each batch between batches of its own share, so that
+little is left to do once the last worker is done. With static outputs (``--outputs``, the example)
 each worker also scores its goldens; :func:`prescored` hands those results to the gate.
 
 What stays in one process, on purpose: live candidates (the runner already overlaps model calls;
@@ -19,9 +21,10 @@ Results are those of one process, by construction:
   order, come out as one process makes them; duplicate ids are checked over the whole suite;
 * a worker scores exactly as :class:`assay.gate._Scoring` does (the same ``evaluate`` with the
   same arguments); its results travel as compact tuples rebuilt into equal ``Result`` objects;
-* anything unusual (a bad golden, an irregular JSONL line, a worker that fails or dies, a fork
-  that fails) makes :func:`load` return None after stopping every worker: the caller then loads
-  in one process, which raises the first error in suite order with its usual message.
+* anything unusual (a bad golden, an irregular JSONL line, a worker that fails or dies, even
+  after sending some batches, a fork that fails) makes :func:`load` return None after
+  stopping every worker: the caller then loads in one process, which raises the first error
+  in suite order with its usual message.
 
 Processes are forked, so they inherit the loaded modules and the outputs without pickling; this
 is done on Linux only, and only while the process runs no other thread (forking a threaded
@@ -38,7 +41,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -165,20 +168,44 @@ class Prescored:
 
 class Suite(list[Golden]):
     """Goldens in suite order, as :func:`assay.gate.load_selected` returns them, with the
-    results of the workers that loaded them (None when no worker scored)."""
+    results of the workers that loaded them (None when no worker scored), and the
+    fingerprints the processes computed (``id(golden) -> fingerprint``; None when not asked).
+    """
 
-    __slots__ = ("prescored", "workers")
+    __slots__ = ("fingerprints", "prescored", "workers")
 
     def __init__(
-        self, goldens: Iterable[Golden], prescored: Prescored | None = None, workers: int = 1
+        self,
+        goldens: Iterable[Golden],
+        prescored: Prescored | None = None,
+        workers: int = 1,
+        fingerprints: dict[int, str] | None = None,
     ):
         super().__init__(goldens)
         self.prescored = prescored
         self.workers = workers
+        self.fingerprints = fingerprints
 
     def keep(self, goldens: Iterable[Golden]) -> Suite:
         """A selection of these goldens (tiers, packaged defaults added) with the same results."""
-        return Suite(goldens, self.prescored, self.workers)
+        return Suite(goldens, self.prescored, self.workers, self.fingerprints)
+
+
+def fingerprints_of(goldens: Sequence[Golden]) -> dict[str, str] | None:
+    """Golden id -> fingerprint (:func:`assay.baseline.fingerprint`) of ``goldens``, from those
+    the processes that loaded them computed (the rest computed here); None when ``goldens``
+    is no :class:`Suite` that has them."""
+    known = goldens.fingerprints if isinstance(goldens, Suite) else None
+    if known is None:
+        return None
+    from assay.baseline import fingerprint
+
+    memo: dict[int, Any] = {}
+    out: dict[str, str] = {}
+    for g in goldens:
+        found = known.get(id(g))
+        out[g.id] = found if found is not None else fingerprint(g, memo)
+    return out
 
 
 def prescored(goldens: Sequence[Golden]) -> Prescored | None:
@@ -278,11 +305,15 @@ def _line_starts(path: str, targets: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def first_share(shares: int) -> float:
-    """The fraction of the suite the calling process loads itself: as much as each worker
-    loads and packs (:data:`PACK`), so that all finish together; then it rebuilds theirs."""
+    """The fraction of the suite the calling process loads itself, so that all finish
+    together: each worker loads and packs (:data:`PACK`) its share, and the calling process
+    loads its own and rebuilds the workers' goldens as they come (:data:`REBUILD` of the
+    workers' cost each). None at all on many cores, where rebuilding is work enough."""
     if shares < 2:
         return 1.0
-    return (1 + PACK) / (shares + PACK)
+    others = shares - 1
+    sent = 1 + PACK
+    return max(0.0, sent * (1 / others - REBUILD) / (1 - REBUILD * sent + sent / others))
 
 
 def plan(
@@ -337,25 +368,41 @@ def _load_share(
     Raises:
         GoldenError: a bad golden; Irregular: a JSONL line the exact reader must judge.
     """
+    return [g for batch in _batches(units, strict, defaults, None) for g in batch]
+
+
+def _batches(
+    units: Sequence[Unit], strict: bool, defaults: Defaults | None, size: int | None
+) -> Iterator[list[Golden]]:
+    """:func:`_load_share` in batches of about ``size`` goldens (whole files; None: one batch),
+    so that a worker can send each as it is done; at least one batch, empty for no goldens."""
     out: list[Golden] = []
+    sent = False
     for unit in units:
         if isinstance(unit, str):
             out.extend(iter_path(unit, strict=strict, read=read_quickly, defaults=defaults))
-            continue
-        path, start, stop, first = unit
-        tier = _folder_tier(path)
-        for line, data in jsonl_lines(path, start, stop, first):
-            out.extend(
-                build_goldens(
-                    data,
-                    source=f"{path}:{line}",
-                    default_id=None,
-                    folder_tier=tier,
-                    strict=strict,
-                    defaults=defaults,
+        else:
+            path, start, stop, first = unit
+            tier = _folder_tier(path)
+            for line, data in jsonl_lines(path, start, stop, first):
+                out.extend(
+                    build_goldens(
+                        data,
+                        source=f"{path}:{line}",
+                        default_id=None,
+                        folder_tier=tier,
+                        strict=strict,
+                        defaults=defaults,
+                    )
                 )
-            )
-    return out
+                if size is not None and len(out) >= size:
+                    yield out
+                    out, sent = [], True
+        if size is not None and len(out) >= size:
+            yield out
+            out, sent = [], True
+    if out or not sent:
+        yield out
 
 
 @dataclass(slots=True)
@@ -366,6 +413,8 @@ class _Scorer:
     similarity: str
     ctx: Any
     tiers: frozenset[str]
+    # Each shape's outputs, made once: a share is scored batch by batch.
+    _shaped: dict[bool, list[tuple[str, Any]]] = field(default_factory=dict)
 
     def score(self, goldens: Sequence[Golden]) -> Scored:
         """(the outputs shape assumed, per golden the result of each candidate or None).
@@ -380,7 +429,9 @@ class _Scorer:
         wanted = self.tiers
         selected = [g for g in goldens if not wanted or g.tier in wanted]
         per_candidate = raw.per_candidate([g.id for g in selected])
-        outputs = list(raw.shaped(per_candidate).items())
+        outputs = self._shaped.get(per_candidate)
+        if outputs is None:
+            outputs = self._shaped[per_candidate] = list(raw.shaped(per_candidate).items())
         function = get_backend(self.similarity)
         out: list[tuple[Result, ...] | None] = []
         for golden in goldens:
@@ -453,8 +504,9 @@ def _pack_result(r: Result, golden: Golden) -> Any:
     return (r.status, r.passed, r.score, r.decided_by, packed, r.notes)
 
 
-def _encode(goldens: list[Golden], scored: Scored | None) -> bytes:
-    """A worker's payload: its goldens and (when it scored) its results."""
+def _encode(goldens: list[Golden], scored: Scored | None, prints: list[str] | None = None) -> bytes:
+    """A worker's payload: its goldens, (when it scored) its results, (when asked) their
+    fingerprints."""
     import marshal
     import pickle
 
@@ -500,7 +552,7 @@ def _encode(goldens: list[Golden], scored: Scored | None) -> bytes:
             )
         except _Unpackable:
             packed = None
-    payload = (pickle.dumps(specs, protocol=pickle.HIGHEST_PROTOCOL), rows, packed)
+    payload = (pickle.dumps(specs, protocol=pickle.HIGHEST_PROTOCOL), rows, packed, prints)
     try:
         return _MARSHAL + marshal.dumps(payload)
     except ValueError:  # a value marshal does not know (a date, a set): pickle takes anything
@@ -508,15 +560,19 @@ def _encode(goldens: list[Golden], scored: Scored | None) -> bytes:
 
 
 def _decode(
-    data: bytes | bytearray, prepared: Prescored | None, defaults: Defaults | None = None
+    data: bytes | bytearray,
+    prepared: Prescored | None,
+    defaults: Defaults | None = None,
+    prints_of: dict[int, str] | None = None,
 ) -> list[Golden]:
     """The goldens of a payload, its results filed in ``prepared`` (when it has some), those
-    the worker applied the suite's defaults to given ``defaults`` (the caller's same object)."""
+    the worker applied the suite's defaults to given ``defaults`` (the caller's same object),
+    their fingerprints filed in ``prints_of`` (when the worker computed them)."""
     import marshal
     import pickle
 
     body = memoryview(data)[1:]
-    blob, rows, packed = marshal.loads(body) if data[:1] == _MARSHAL else pickle.loads(body)
+    blob, rows, packed, prints = marshal.loads(body) if data[:1] == _MARSHAL else pickle.loads(body)
     specs = pickle.loads(blob)
     asserts_of: dict[tuple[int, ...], tuple[Any, ...]] = {}
     goldens = []
@@ -542,6 +598,9 @@ def _decode(
                 defaults if row[12] else None,
             )
         )
+    if prints is not None and prints_of is not None:
+        for golden, printed in zip(goldens, prints, strict=True):
+            prints_of[id(golden)] = printed
     if prepared is None or packed is None:
         return goldens
     shape, per_golden = packed
@@ -620,22 +679,52 @@ class _Failed(Exception):
 
 @dataclass(slots=True)
 class _Worker:
+    """A forked worker, and what it has sent so far: bytes not yet a whole batch, and the
+    goldens of the batches rebuilt."""
+
     pid: int
     fd: int
     done: bool = False
+    closed: bool = False  # its pipe reached its end
+    pending: bytearray = field(default_factory=bytearray)
+    goldens: list[Golden] = field(default_factory=list)
 
 
-def _work(
-    units: Sequence[Unit], strict: bool, scorer: _Scorer | None, defaults: Defaults | None
-) -> tuple[list[Golden], Scored | None]:
-    goldens = _load_share(units, strict, defaults)
+# A worker sends its share in batches of about this many goldens, each as soon as it is
+# loaded and scored, so that the calling process rebuilds them while it loads its own share
+# rather than after (rebuilding is a fifth of the cost of loading). Each batch's payload is
+# preceded by its length.
+_BATCH: Final = 256
+_LENGTH: Final = 8
+# The calling process rebuilds a worker's golden at about this fraction of what loading,
+# scoring and packing it cost the worker (measured on bench/big_suite.py's markdown suite:
+# ~4.5 µs of ~25 µs); it weighs the calling process's share (see :func:`first_share`).
+REBUILD: Final = 0.2
+
+
+def _finish(
+    goldens: list[Golden], scorer: _Scorer | None, fingerprinted: bool
+) -> tuple[Scored | None, list[str] | None]:
+    """A batch's results (when ``scorer`` says how) and fingerprints (when asked)."""
     scored = None
     if scorer is not None:
         try:
             scored = scorer.score(goldens)
         except Exception:  # a plugin that cannot load...: the gate scores, and raises
             scored = None
-    return goldens, scored
+    prints = None
+    if fingerprinted:  # the baseline step's, computed here on every core
+        from assay.baseline import fingerprint
+
+        memo: dict[int, Any] = {}
+        prints = [fingerprint(g, memo) for g in goldens]
+    return scored, prints
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _child(
@@ -644,18 +733,19 @@ def _child(
     scorer: _Scorer | None,
     fd: int,
     defaults: Defaults | None,
+    fingerprinted: bool = False,
 ) -> None:
-    """A worker's whole life after the fork: load, score, send, exit (never returns)."""
+    """A worker's whole life after the fork: load, score and send batch by batch, exit (never
+    returns)."""
     import gc
 
     code = 1
     try:
         gc.disable()  # a short life of objects that form no cycles
-        goldens, scored = _work(units, strict, scorer, defaults)
-        payload = _encode(goldens, scored)
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(fd, view) :]
+        for batch in _batches(units, strict, defaults, _BATCH):
+            scored, prints = _finish(batch, scorer, fingerprinted)
+            payload = _encode(batch, scored, prints)
+            _write_all(fd, len(payload).to_bytes(_LENGTH, "little") + payload)
         code = 0
     except BaseException:  # the parent sees the exit code and loads in one process
         code = 1
@@ -663,35 +753,85 @@ def _child(
         os._exit(code)
 
 
-def _receive(worker: _Worker) -> bytearray:
-    """A worker's whole payload (read as it comes: the worker blocks on a full pipe), once it
-    has exited well.
+class _Gather:
+    """The calling process's side of the pipes: it reads what the workers sent and rebuilds
+    each whole batch, between batches of its own share and, at the end, until every pipe
+    closes."""
+
+    def __init__(
+        self,
+        workers: list[_Worker],
+        prepared: Prescored | None,
+        defaults: Defaults | None,
+        prints_of: dict[int, str] | None,
+    ):
+        import select
+
+        self.workers = workers
+        self.prepared = prepared
+        self.defaults = defaults
+        self.prints_of = prints_of
+        self._poll = select.poll()
+        self._by_fd = {w.fd: w for w in workers}
+        for worker in workers:
+            self._poll.register(worker.fd, select.POLLIN)
+
+    def take(self, wait: bool) -> None:
+        """Read what is there (``wait``: all there will be, until every pipe closes)."""
+        while self._by_fd:
+            ready = self._poll.poll(None if wait else 0)
+            if not ready:
+                return
+            for fd, _ in ready:
+                worker = self._by_fd[fd]
+                chunk = os.read(fd, _BLOCK)
+                if chunk:
+                    worker.pending += chunk
+                    self._rebuild(worker)
+                else:
+                    worker.closed = True
+                    self._poll.unregister(fd)
+                    del self._by_fd[fd]
+            if not wait:
+                return
+
+    def _rebuild(self, worker: _Worker) -> None:
+        pending = worker.pending
+        at = 0
+        while len(pending) - at >= _LENGTH:
+            size = int.from_bytes(pending[at : at + _LENGTH], "little")
+            end = at + _LENGTH + size
+            if len(pending) < end:
+                break
+            payload = bytes(pending[at + _LENGTH : end])
+            worker.goldens.extend(_decode(payload, self.prepared, self.defaults, self.prints_of))
+            at = end
+        if at:
+            del pending[:at]
+
+
+def _reap(worker: _Worker) -> None:
+    """Wait for a worker whose pipe has closed.
 
     Raises:
-        _Failed: it exited with an error, or was killed.
+        _Failed: it exited with an error or was killed, or left half a batch.
     """
-    payload = bytearray()
-    while True:
-        chunk = os.read(worker.fd, _BLOCK)
-        if not chunk:
-            break
-        payload += chunk
     os.close(worker.fd)
     _, status = os.waitpid(worker.pid, 0)
     worker.done = True
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) != 0 or worker.pending:
         raise _Failed
-    return payload
 
 
 def _stop(workers: list[_Worker]) -> None:
     """Stop and reap every worker still running (after a failure or an interrupt)."""
     import contextlib
-    import signal
 
     for worker in workers:
         if worker.done:
             continue
+        import signal  # only a failure or an interrupt needs it
+
         with contextlib.suppress(OSError):
             os.kill(worker.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
@@ -701,6 +841,17 @@ def _stop(workers: list[_Worker]) -> None:
         worker.done = True
 
 
+def _pipe() -> tuple[int, int]:
+    """A pipe whose buffer holds a large share's batches (1 MiB where Linux allows), so that a
+    worker seldom waits for the calling process to read."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 1 << 20)
+    return read_end, write_end
+
+
 def _run(
     groups: list[list[Unit]],
     strict: bool,
@@ -708,9 +859,11 @@ def _run(
     prepared: Prescored | None,
     meanwhile: Callable[[], object] | None = None,
     defaults: Defaults | None = None,
+    prints_of: dict[int, str] | None = None,
 ) -> list[Golden]:
-    """Fork a worker for every share but the first, load the first here, gather in order
-    (every share with the suite's ``defaults``).
+    """Fork a worker for every share but the first, load the first here (rebuilding what the
+    workers send between its batches), gather in order (every share with the suite's
+    ``defaults``; every golden's fingerprint filed in ``prints_of``, when given).
 
     Raises:
         _Failed, AssayError, Irregular, OSError...: any failure (the caller loads in one
@@ -724,32 +877,43 @@ def _run(
         # by every worker, instead of once in each.
         import regex  # noqa: F401
 
+    fingerprinted = prints_of is not None
     workers: list[_Worker] = []
     with settled_objects():
         try:
             for units in groups[1:]:
-                read_end, write_end = os.pipe()
+                read_end, write_end = _pipe()
                 pid = os.fork()
                 if pid == 0:  # the worker: it never leaves this block
                     try:
                         os.close(read_end)
                         for other in workers:
                             os.close(other.fd)
-                        _child(units, strict, scorer, write_end, defaults)
+                        _child(units, strict, scorer, write_end, defaults, fingerprinted)
                     finally:
                         os._exit(1)
                 os.close(write_end)
                 workers.append(_Worker(pid, read_end))
-            goldens, scored = _work(groups[0], strict, scorer, defaults)
+            gather = _Gather(workers, prepared, defaults, prints_of)
+            goldens: list[Golden] = []
+            for batch in _batches(groups[0], strict, defaults, _BATCH):
+                scored, prints = _finish(batch, scorer, fingerprinted)
+                if prints is not None and prints_of is not None:
+                    for golden, printed in zip(batch, prints, strict=True):
+                        prints_of[id(golden)] = printed
+                if prepared is not None and scored is not None:
+                    shape, results = scored
+                    for golden, rs in zip(batch, results, strict=True):
+                        if rs is not None:
+                            prepared._results[id(golden)] = (golden, shape, rs)
+                goldens.extend(batch)
+                gather.take(wait=False)
             if meanwhile is not None:  # the caller's own work, while the workers still run
                 meanwhile()
-            if prepared is not None and scored is not None:
-                shape, results = scored
-                for golden, rs in zip(goldens, results, strict=True):
-                    if rs is not None:
-                        prepared._results[id(golden)] = (golden, shape, rs)
+            gather.take(wait=True)
             for worker in workers:
-                goldens.extend(_decode(_receive(worker), prepared, defaults))
+                _reap(worker)
+                goldens.extend(worker.goldens)
             return goldens
         finally:
             _stop(workers)
@@ -764,6 +928,7 @@ def load(
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
     meanwhile_us: float = 0.0,
+    fingerprints: bool = False,
 ) -> Suite | None:
     """Every golden under ``root`` (all tiers, duplicate ids checked, in suite order) loaded by
     several processes, with the results of the goldens of ``tiers`` (all when empty) when
@@ -777,6 +942,8 @@ def load(
         meanwhile: work of the caller's to do here while the workers run (the gate reads the
             baseline), estimated at ``meanwhile_us``; called only when the suite is split. If
             it raises, the suite is not split (the caller then does it again and raises).
+        fingerprints: each process also computes its goldens' fingerprints (the baseline
+            step's; :func:`fingerprints_of` gives them).
 
     Raises:
         GoldenError: from :func:`assay.goldens.discover` (no such folder...), or a duplicate id
@@ -805,13 +972,14 @@ def load(
     if len(groups) < 2:
         return None
     scorer, prepared = _scoring(scoring, tiers)
+    prints: dict[int, str] | None = {} if fingerprints else None
     try:
-        goldens = _run(groups, strict, scorer, prepared, meanwhile, defaults)
+        goldens = _run(groups, strict, scorer, prepared, meanwhile, defaults, prints)
     except Exception:  # one process raises the first error, as it should
         return None
     if len({g.id for g in goldens}) != len(goldens):
         list(unique(goldens))  # raises the duplicate-id error one process raises
-    return Suite(goldens, prepared, len(groups))
+    return Suite(goldens, prepared, len(groups), prints)
 
 
 def _scoring(
@@ -849,6 +1017,7 @@ __all__ = [
     "Prescored",
     "StaticScoring",
     "Suite",
+    "fingerprints_of",
     "fork_is_safe",
     "load",
     "prescored",

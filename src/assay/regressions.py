@@ -329,6 +329,8 @@ def _walk(
                 if test is not None:
                     out.tests.append(test)
                 continue
+            if result.status == "pass" and result.score == entry.get("score"):
+                continue  # a pass with the baseline's score: nothing to say (most entries)
             why = _exact_why(entry, result, rules.score_tolerance)
             if why:
                 out.regressions.append(Regression(candidate, golden_id, "; ".join(why)))

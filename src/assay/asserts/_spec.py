@@ -207,10 +207,24 @@ _STRING_SPECS: dict[str, AssertSpec] = {}
 _STRING_CACHE_LIMIT = 65536
 
 
+# A golden's whole list of string asserts repeats too: every golden that lists the same texts
+# gets the same tuple (one object for 10,000 goldens; what remembers work by it, such as a
+# baseline's fingerprints, does that work once).
+_STRING_LISTS: dict[tuple[str, ...], tuple[AssertSpec, ...]] = {}
+_LIST_CACHE_LIMIT = 16384
+
+
 def parse_asserts(raws: list[Any], *, source: str | None) -> tuple[tuple[AssertSpec, ...], bool]:
     """:func:`parse_assert` of each entry of a golden's ``asserts`` list (``asserts[i]`` in
     errors), and whether any entry was a mapping: only a mapping's arguments can hold a value
     YAML typed (a string entry's argument is the text after its colon)."""
+    key: tuple[Any, ...] | None = tuple(raws)
+    try:
+        known = _STRING_LISTS.get(key)  # type: ignore[arg-type]
+    except TypeError:  # a mapping among them: not a list of texts
+        known, key = None, None
+    if known is not None:
+        return known, False
     specs = []
     mapped = False
     for index, raw in enumerate(raws):
@@ -220,7 +234,15 @@ def parse_asserts(raws: list[Any], *, source: str | None) -> tuple[tuple[AssertS
             spec = parse_assert(raw, source=source, field=f"asserts[{index}]")
             mapped = mapped or not isinstance(raw, str)
         specs.append(spec)
-    return tuple(specs), mapped
+    parsed = tuple(specs)
+    if (
+        key is not None
+        and not mapped
+        and len(_STRING_LISTS) < _LIST_CACHE_LIMIT
+        and all([type(raw) is str for raw in raws])
+    ):
+        _STRING_LISTS[key] = parsed
+    return parsed, mapped
 
 
 def _group_children(
