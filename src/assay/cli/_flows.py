@@ -129,11 +129,19 @@ def run_gate_flow(
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
-    run = run_gate(options, config)
-    document = run.to_dict()
-    report.show(document, run.content())
-    if save:
-        _save(config, run, document)
+    from assay.parallel import settled_objects
+
+    # A run on given outputs makes only objects that form no cycles, as many as the suite is
+    # large (results, documents, records): the cyclic collector would rescan them all for
+    # nothing, a dozen times for 10,000 goldens. A live run calls models and judges for as long
+    # as they take, with the collector on.
+    static = options.candidates is None and not (options.judge or config.judge.verified)
+    with settled_objects(active=static):
+        run = run_gate(options, config)
+        document = run.to_dict()
+        report.show(document, run.content())
+        if save:
+            _save(config, run, document)
     for reason in run.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
     return run.exit_code

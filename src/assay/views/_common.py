@@ -79,7 +79,9 @@ def title(document: Document) -> str:
     if document.get("kind") == "agent":
         run_id = document.get("run_id")
         return f"agent run {run_id}" if run_id else "agent run (not saved)"
-    goldens = document["summary"].get("goldens", len(golden_ids(document)))
+    goldens = document["summary"].get("goldens")
+    if goldens is None:
+        goldens = len(golden_ids(document))
     return f"assay: {goldens} goldens"
 
 

@@ -190,10 +190,14 @@ def render_text(
     for s in ranked:
         if not quiet:
             lines.append(f"candidate {s['candidate']}:" if multi else title(document))
+            passing = f"  {LABEL['pass']:<12} "  # most rows of a big suite: written inline
             for r in grouped.get(s["candidate"], []):
+                if r["status"] == "pass" and "repeats" not in r:
+                    lines.append(f"{passing}{r['id']:<{width}}  {r.get('decided_by') or '-'}")
+                    continue
                 lines.append(_row(r, width))
                 # What a failing golden said, and how it differs from the expected answer.
-                lines.extend(" " * 15 + line for line in details(r, content))  # under the id
+                lines.extend([" " * 15 + line for line in details(r, content)])  # under the id
             lines.append(("  " if multi else "") + "summary: " + summary_line(s))
             lines.append("")
         else:
