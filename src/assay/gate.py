@@ -345,6 +345,7 @@ class _Scoring:
         per_pair: list[list[Result]] = []
         pending: list[tuple[int, int, Any]] = []
         ready = None  # (golden, candidate index) -> the result a worker computed, if any
+        prepared = None
         if fill_missing and finish is None and not self.judging and type(goldens) is not list:
             from assay.parallel import prescored
 
@@ -352,6 +353,11 @@ class _Scoring:
             if prepared is not None:
                 ready = prepared.lookup(outputs, self.config, self.backend_name)
         for position, (candidate, produced) in enumerate(outputs.items()):
+            whole = prepared.all_of(goldens, position) if prepared and ready else None
+            if whole is not None:  # the workers scored every golden: all at once
+                keys.extend([(candidate, g.id) for g in goldens])
+                per_pair.extend([[r] for r in whole])
+                continue
             for golden in goldens:
                 done = ready(golden, position) if ready is not None else None
                 if done is not None:

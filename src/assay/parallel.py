@@ -165,6 +165,19 @@ class Prescored:
 
         return find
 
+    def all_of(self, goldens: Sequence[Golden], index: int) -> list[Result] | None:
+        """Candidate ``index``'s result of every golden, as :meth:`lookup`'s function finds
+        them one by one, or None when a worker scored not all of them for these outputs."""
+        results = self._results
+        try:
+            found = [results[id(g)] for g in goldens]
+        except KeyError:
+            return None
+        shape = self._per_candidate
+        if not all([f[0] is g and f[1] == shape for f, g in zip(found, goldens, strict=True)]):
+            return None
+        return [f[2][index] for f in found]
+
 
 class Suite(list[Golden]):
     """Goldens in suite order, as :func:`assay.gate.load_selected` returns them, with the

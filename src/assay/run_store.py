@@ -11,6 +11,7 @@ nothing heavy.
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -42,10 +43,13 @@ def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) 
 
 def list_runs(root: Path) -> list[str]:
     """Saved run ids, oldest first."""
-    folder = runs_dir(root)
-    if not folder.is_dir():
+    try:
+        names = os.listdir(runs_dir(root))  # not Path.glob: a Path per record, to cut its name
+    except OSError:  # no folder yet (or none readable): no runs, as glob found none
         return []
-    return sorted((p.stem for p in folder.glob(f"{_PREFIX}*.json")), key=_order)
+    return sorted(
+        (n[:-5] for n in names if n.startswith(_PREFIX) and n.endswith(".json")), key=_order
+    )
 
 
 def _order(run_id: str) -> tuple[str, int]:
