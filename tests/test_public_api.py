@@ -259,3 +259,13 @@ def test_the_signature_walk_covers_constructors_methods_and_properties() -> None
         fields = {f.name for f in dataclasses.fields(assay.GateRun)}
         init = hints(assay.GateRun.__init__, assay.GateRun)
         assert fields <= set(init)
+
+
+def test_the_agent_package_lists_what_it_resolves() -> None:
+    # assay.agent resolves its names on first use (a Ray worker imports one module of it):
+    # every name it lists resolves, and it lists every name it resolves.
+    import assay.agent as agent_package
+
+    assert sorted(agent_package.__all__) == sorted(agent_package._EXPORTS)
+    for name in agent_package.__all__:
+        assert getattr(agent_package, name) is not None

@@ -1,23 +1,107 @@
-"""Agent golden benchmark: telemetry, the composite score, the failure taxonomy, saved runs."""
+"""Agent golden benchmark: telemetry, the composite score, the failure taxonomy, saved runs.
 
-from assay.agent._benchmark import (
-    AgentOptions,
-    AgentOutcome,
-    attestation_checker,
-    execute_agent,
-    load_tasks,
-    run_agent,
-)
-from assay.agent._composite import COST_BASELINE_USD, DURATION_BASELINE_S, Components, compose
-from assay.agent._execute import Sandbox
-from assay.agent._gate import AgentVerdict
-from assay.agent._merge import merge_agent
-from assay.agent._record import compare_runs, failures_table, run_document
-from assay.agent._saved_runs import load_run, previous_run
-from assay.agent._scoring import AGENT, AgentRun, AttestationCheck, score_tasks
-from assay.agent._taxonomy import CATEGORIES, classify, glob_regex, owned
-from assay.agent._telemetry import Telemetry, load_telemetry, parse_record
-from assay.run_store import RUN_SCHEMA_VERSION, list_runs, runs_dir, save_run
+Names are imported from their modules when first used: a Ray worker running one task (or a
+command needing one of them) does not pay for the whole package (0.1 s of imports).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from assay.agent._benchmark import (
+        AgentOptions,
+        AgentOutcome,
+        attestation_checker,
+        execute_agent,
+        load_tasks,
+        run_agent,
+    )
+    from assay.agent._composite import (
+        COST_BASELINE_USD,
+        DURATION_BASELINE_S,
+        Components,
+        compose,
+    )
+    from assay.agent._execute import (
+        Sandbox,
+    )
+    from assay.agent._gate import (
+        AgentVerdict,
+    )
+    from assay.agent._merge import (
+        merge_agent,
+    )
+    from assay.agent._record import (
+        compare_runs,
+        failures_table,
+        run_document,
+    )
+    from assay.agent._saved_runs import (
+        load_run,
+        previous_run,
+    )
+    from assay.agent._scoring import (
+        AGENT,
+        AgentRun,
+        AttestationCheck,
+        score_tasks,
+    )
+    from assay.agent._taxonomy import (
+        CATEGORIES,
+        classify,
+        glob_regex,
+        owned,
+    )
+    from assay.agent._telemetry import (
+        Telemetry,
+        load_telemetry,
+        parse_record,
+    )
+    from assay.run_store import (
+        RUN_SCHEMA_VERSION,
+        list_runs,
+        runs_dir,
+        save_run,
+    )
+
+# name -> the module that defines it
+_EXPORTS: Final = {
+    "AGENT": "assay.agent._scoring",
+    "AgentOptions": "assay.agent._benchmark",
+    "AgentOutcome": "assay.agent._benchmark",
+    "AgentRun": "assay.agent._scoring",
+    "AgentVerdict": "assay.agent._gate",
+    "AttestationCheck": "assay.agent._scoring",
+    "CATEGORIES": "assay.agent._taxonomy",
+    "COST_BASELINE_USD": "assay.agent._composite",
+    "Components": "assay.agent._composite",
+    "DURATION_BASELINE_S": "assay.agent._composite",
+    "RUN_SCHEMA_VERSION": "assay.run_store",
+    "Sandbox": "assay.agent._execute",
+    "Telemetry": "assay.agent._telemetry",
+    "attestation_checker": "assay.agent._benchmark",
+    "classify": "assay.agent._taxonomy",
+    "compare_runs": "assay.agent._record",
+    "compose": "assay.agent._composite",
+    "execute_agent": "assay.agent._benchmark",
+    "failures_table": "assay.agent._record",
+    "glob_regex": "assay.agent._taxonomy",
+    "list_runs": "assay.run_store",
+    "load_run": "assay.agent._saved_runs",
+    "load_tasks": "assay.agent._benchmark",
+    "load_telemetry": "assay.agent._telemetry",
+    "merge_agent": "assay.agent._merge",
+    "owned": "assay.agent._taxonomy",
+    "parse_record": "assay.agent._telemetry",
+    "previous_run": "assay.agent._saved_runs",
+    "run_agent": "assay.agent._benchmark",
+    "run_document": "assay.agent._record",
+    "runs_dir": "assay.run_store",
+    "save_run": "assay.run_store",
+    "score_tasks": "assay.agent._scoring",
+}
 
 __all__ = [
     "AGENT",
@@ -54,3 +138,16 @@ __all__ = [
     "save_run",
     "score_tasks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.agent' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
