@@ -1,4 +1,4 @@
-"""Big suites on every core: `assay run --check` beside the simplest fast loop, in one run.
+"""Big suites on every core: `assay gate --check` beside the simplest fast loop, in one run.
 
 Usage: python bench/big_suite.py [--md 10000] [--jsonl 100000] [--small 10] [--repeat 5]
                                  [--break-even]
@@ -11,11 +11,11 @@ machine's noise falls on all of them alike), each as a fresh process:
 - the bare loop: read each file, ``yaml.load(front, Loader=yaml.CSafeLoader)``, the three checks
   with ``re`` and ``json``, in one process: the simplest fast Python doing the same reading and
   checking (no baseline, no report);
-- ``assay run GOLDENS --outputs FILE --check``: on every core, and with ``ASSAY_WORKERS=1``;
+- ``assay gate GOLDENS --outputs FILE --check``: on every core, and with ``ASSAY_WORKERS=1``;
 - the same on the JSONL suite, with the peak memory of the process tree (``wait4``'s
   ``ru_maxrss``: the largest process, workers included; and, in one more run, the sum of the
   proportional set sizes of the tree, sampled every 20 ms);
-- the start-up: ``assay run --check`` on the small suite.
+- the start-up: ``assay gate --check`` on the small suite.
 
 Prints a markdown table: median and range over the rounds. ``--break-even`` measures one process
 against all cores (forced) on growing suites, the figures behind assay's threshold.
@@ -185,7 +185,7 @@ def tree_pss(command: Sequence[str], cwd: Path, env: dict[str, str]) -> float | 
 
 
 def assay_command(goldens: Path, outputs: Path) -> list[str]:
-    return [sys.executable, "-m", "assay", "run", str(goldens), "--outputs", str(outputs)]
+    return [sys.executable, "-m", "assay", "gate", str(goldens), "--outputs", str(outputs)]
 
 
 def _fmt(values: list[float], unit: str = "s") -> tuple[str, str]:
@@ -243,7 +243,7 @@ def measure(args: argparse.Namespace, root: Path) -> None:
         for key, (command, env) in rows.items():
             wall, peak, code = timed(command, root, env)
             if key != "bare" and code != 0:
-                sys.exit(f"{key}: assay run --check exited {code}")
+                sys.exit(f"{key}: assay gate --check exited {code}")
             walls[key].append(wall)
             rss[key].append(peak)
         ratios.append(walls["md"][-1] / walls["bare"][-1])
@@ -260,11 +260,11 @@ def measure(args: argparse.Namespace, root: Path) -> None:
     print("|---|---|---|---|---|")
     labels = {
         "bare": f"bare loop (read, CSafeLoader, 3 checks), {args.md:,} markdown goldens",
-        "md": f"`assay run --check`, {args.md:,} markdown goldens, all cores",
-        "md1": f"`assay run --check`, {args.md:,} markdown goldens, `ASSAY_WORKERS=1`",
-        "jsonl": f"`assay run --check`, {args.jsonl:,} JSONL goldens, all cores",
-        "jsonl1": f"`assay run --check`, {args.jsonl:,} JSONL goldens, `ASSAY_WORKERS=1`",
-        "small": f"`assay run --check`, {args.small} markdown goldens (start-up)",
+        "md": f"`assay gate --check`, {args.md:,} markdown goldens, all cores",
+        "md1": f"`assay gate --check`, {args.md:,} markdown goldens, `ASSAY_WORKERS=1`",
+        "jsonl": f"`assay gate --check`, {args.jsonl:,} JSONL goldens, all cores",
+        "jsonl1": f"`assay gate --check`, {args.jsonl:,} JSONL goldens, `ASSAY_WORKERS=1`",
+        "small": f"`assay gate --check`, {args.small} markdown goldens (start-up)",
     }
     for key, label in labels.items():
         shown, spread = _fmt(walls[key])

@@ -1,9 +1,9 @@
-"""`assay run --agent --executor ray` against the local executor, side by side in one run.
+"""`assay bench --agent --executor ray` against the local executor, side by side in one run.
 
 Usage: python bench/ray_agent_tasks.py [--tasks 40]
 
 40 scripted tasks whose agent sleeps one second (`sleep 1`; a trivial `verify: true`, so the
-sleep is the task's cost), run by `assay run --agent` in a fresh process each:
+sleep is the task's cost), run by `assay bench --agent` in a fresh process each:
 
 - **local, --jobs 1** and **local, --jobs 4**: the thread-pool executor;
 - **ray**: `--executor ray --ray-address` on a Ray cluster started here of a head process and a
@@ -51,10 +51,10 @@ def _tasks(project: Path, count: int) -> None:
 
 
 def _run(project: Path, env: dict[str, str], args: list[str]) -> tuple[float, dict[str, Any]]:
-    """Wall seconds of one `assay run`, and what it produced (the report, the records)."""
+    """Wall seconds of one `assay bench`, and what it produced (the report, the records)."""
     runs = project / ".assay" / "agent-runs"
     before = set(runs.glob("*")) if runs.exists() else set()
-    argv = [sys.executable, "-m", "assay", "run", "goldens", "--agent", "sleep 1", "--no-save"]
+    argv = [sys.executable, "-m", "assay", "bench", "goldens", "--agent", "sleep 1", "--no-save"]
     started = time.perf_counter()
     done = subprocess.run(
         [*argv, "--json", *args], cwd=project, env=env, capture_output=True, text=True
@@ -76,9 +76,13 @@ def _run(project: Path, env: dict[str, str], args: list[str]) -> tuple[float, di
 
 
 BARE = """
-import subprocess, sys
+import json, subprocess, sys, time
+started = time.perf_counter()
+marks = {}
 import ray
+marks["import ray"] = time.perf_counter() - started
 ray.init(address=sys.argv[1], log_to_driver=False)
+marks["connected"] = time.perf_counter() - started
 count, slots = int(sys.argv[2]), int(sys.argv[3])
 
 def sleep():
@@ -91,8 +95,15 @@ else:
     class Slot:
         def run(self):
             sleep()
+    actors = [Slot.remote() for _ in range(min(slots, count))]
+    ready = [actor.__ray_ready__.remote() for actor in actors]
+    waiting = list(ready)
+    while waiting:  # when each slot's worker process is up
+        [ref], waiting = ray.wait(waiting, num_returns=1)
+        key = "first slot ready" if len(waiting) == len(ready) - 1 else "last slot ready"
+        marks[key] = time.perf_counter() - started
     left, pending = count, {}
-    for slot in [Slot.remote() for _ in range(min(slots, count))]:
+    for slot in actors:
         pending[slot.run.remote()] = slot
         left -= 1
     while pending:
@@ -102,12 +113,18 @@ else:
         if left:
             pending[slot.run.remote()] = slot
             left -= 1
+marks["tasks done"] = time.perf_counter() - started
 ray.shutdown()
+marks["shut down"] = time.perf_counter() - started
+print(json.dumps(marks))
 """
 
 
-def _bare(address: str, env: dict[str, str], count: int, how: str) -> float:
-    """Wall seconds of the bare Ray script (a fresh process, as assay's runs are)."""
+def _bare(
+    address: str, env: dict[str, str], count: int, how: str
+) -> tuple[float, dict[str, float]]:
+    """Wall seconds of the bare Ray script (a fresh process, as assay's runs are), and when
+    it reached each step (seconds since it started, Python's own start not included)."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", BARE, address, str(count), "4", how],
@@ -117,7 +134,7 @@ def _bare(address: str, env: dict[str, str], count: int, how: str) -> float:
     )
     if done.returncode != 0:
         raise SystemExit(f"bare Ray ({how}) exited {done.returncode}: {done.stderr[-800:]}")
-    return time.perf_counter() - started
+    return time.perf_counter() - started, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -144,10 +161,13 @@ def main() -> None:
                 ("local, --jobs 4, journal", ["--jobs", "4"]),
                 ("ray (4 slots), journal", ray),
             ]
-            rows: list[tuple[str, float, str]] = [
-                (f"bare Ray, {how}", _bare(cluster.address, env, count, how), "")
-                for how in ("tasks", "actors")
-            ]
+            rows: list[tuple[str, float, str]] = []
+            steps: dict[str, float] = {}
+            for how in ("tasks", "actors"):
+                wall, marks = _bare(cluster.address, env, count, how)
+                rows.append((f"bare Ray, {how}", wall, ""))
+                if how == "actors":
+                    steps = marks
             first: dict[bool, dict[str, Any]] = {}
             for name, args in plan:
                 wall, produced = _run(project, env, args)
@@ -157,10 +177,14 @@ def main() -> None:
                     rows.append((name, wall, "(reference)"))
                 else:
                     rows.append((name, wall, "yes" if produced == first[journal] else "NO"))
-        print(f"{count} tasks, agent `sleep 1`, verify `true`; wall time of `assay run --agent`:")
+        print(f"{count} tasks, agent `sleep 1`, verify `true`; wall time of `assay bench --agent`:")
         print(f"  {'executor':<26} {'wall':>8} {'per task':>9}  results equal")
         for name, wall, equal in rows:
             print(f"  {name:<26} {wall:7.2f}s {wall / count * 1000:7.0f}ms  {equal}")
+        print(
+            "the bare Ray script through actors, seconds since it started (after Python's start):"
+        )
+        print("  " + ", ".join(f"{step} {at:.2f}" for step, at in steps.items()))
         if any(equal == "NO" for _, _, equal in rows):
             raise SystemExit("results differ between executors")
     finally:

@@ -74,9 +74,9 @@ JSONL_BYTE_US: Final = 0.12
 YAML_BYTE_US: Final = 0.33
 # Below this estimated one-process time the fork, moving the workers' goldens and results back
 # and the pages a second process touches cost more than the second core saves. Measured with
-# `bench/big_suite.py --break-even` (2 cores, 7 rounds, `assay run --check`, all cores / one):
-# 500 markdown goldens (~15 ms estimated) 1.02, 1,000 (~30 ms) 0.97, 2,000 0.91, 4,000 0.84,
-# 8,000 0.78; 5,000 JSONL lines 0.96, 40,000 0.89. So 30 ms: about 1,000 markdown goldens.
+# `bench/big_suite.py --break-even --repeat 5` (2 cores, `assay gate --check`, all cores / one):
+# 500 markdown goldens (~15 ms estimated) 0.99, 1,000 (~30 ms) 0.95, 2,000 0.87, 4,000 0.78,
+# 8,000 0.71; 5,000 JSONL lines 0.88, 40,000 0.83. So 30 ms: about 1,000 markdown goldens.
 DEFAULT_MIN_MS: Final = 30.0
 # What packing a golden (and its results) for the caller costs a worker, as a fraction of
 # loading and scoring it (measured on the 100,000-golden JSONL suite: ~2.4 µs of ~14.5 µs).
