@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Prints whether leave() returned (the usual exit follows) or ended the process itself.
 SCRIPT = """
 import atexit, sys
@@ -82,3 +84,56 @@ def test_the_command_line_output_is_whole_through_a_pipe(tmp_path: Path) -> None
     import json
 
     assert json.loads(done.stdout)["summary"]
+
+
+def test_a_plugin_in_site_packages_is_foreign_wherever_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where a module lies says nothing (a project inside /usr, a plugin in site-packages): only
+    # Python's, assay's and its dependencies' modules allow the quick exit.
+    import os
+    import types
+
+    from assay import _entry
+
+    plugin = types.ModuleType("assay_format_plugin")
+    plugin.__file__ = os.path.join(sys.prefix, "lib", "site-packages", "assay_format_plugin.py")
+    monkeypatch.setitem(sys.modules, "assay_format_plugin", plugin)
+    assert "assay_format_plugin" in _entry.foreign_modules()
+    monkeypatch.delitem(sys.modules, "assay_format_plugin")
+    assert "assay_format_plugin" not in _entry.foreign_modules()
+
+
+# Every report format and the baseline steps of a gate run import only assay and its
+# dependencies: the list above covers what a gate run needs, so it keeps its quick exit.
+GATE_PATHS = """
+import sys
+from assay import _entry
+from assay.cli import main
+runs = [
+    ["gate", "--example", "--no-save", "-w", "-b", "base.json"],
+    ["gate", "--example", "--no-save", "-c", "-b", "base.json"],
+    *(["gate", "--example", "--no-save", "-f", f, "-o", "report." + f]
+      for f in ("text", "json", "markdown", "junit", "html", "outputs")),
+    ["gate", "--example"],
+    ["runs", "list"],
+]
+for args in runs:
+    try:
+        main(args)
+    except SystemExit as done:
+        assert done.code in (0, 2), (args, done.code)
+print(_entry.foreign_modules())
+"""
+
+
+def test_the_gate_paths_import_nothing_foreign(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GATE_PATHS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -496,6 +496,13 @@ def test_the_processes_fingerprints_are_one_process_fingerprints(
     assert len(loaded) > 3 * parallel._BATCH
     assert parallel.fingerprints_of(loaded) == {g.id: fingerprint(g) for g in iter_goldens(goldens)}
     assert parallel.fingerprints_of(list(loaded)) is None  # no Suite: the gate computes them
+    # A golden replaced in the list (its old object freed, its id free for the new one) gets
+    # its own fingerprint, never the old one's.
+    from dataclasses import replace
+
+    for index in range(0, len(loaded), 3):
+        loaded[index] = replace(loaded[index], threshold=0.5)
+    assert parallel.fingerprints_of(loaded) == {g.id: fingerprint(g) for g in loaded}
     assert parallel.load(goldens, workers=3).fingerprints is None  # type: ignore[union-attr]
 
 
@@ -551,3 +558,56 @@ def test_a_worker_that_fails_midway_means_one_process_loads(
     for pid in forked:  # no worker left behind
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+CHECKS = """
+LOG = open("checks.log", "a")  # buffered, never flushed: only the interpreter's teardown does
+
+
+def logged(output, context):
+    LOG.write(context["id"] + "\\n")
+    return "FROM" in output
+"""
+
+
+@needs_fork
+def test_a_projects_checks_run_here_and_lose_nothing(tmp_path: Path) -> None:
+    # A worker ends without the interpreter's teardown: a project's check that buffers a log
+    # would lose it there. Its goldens are scored by the calling process, as one process does.
+    goldens, outputs = make_suite(tmp_path)
+    rows = goldens / "stretch" / "checked.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"p{i:05d}",
+                    "input": "q" * 80,
+                    "asserts": [{"op": "python", "value": "checks.py:logged"}, "is-json"],
+                }
+            )
+            + "\n"
+            for i in range(3000)
+        ),
+        encoding="utf-8",
+    )
+    assert rows.stat().st_size > 256 * 1024  # cut between the processes too
+    outputs.update({f"p{i:05d}": _output(f"p{i:05d}", i, broken=i % 5 == 0) for i in range(3000)})
+    outputs_path = write_outputs(tmp_path / "outputs.json", outputs)
+    (tmp_path / "checks.py").write_text(CHECKS, encoding="utf-8")
+    one, split = both(tmp_path, goldens, "--outputs", outputs_path, "--json")
+    assert one[0] == split[0] == 0, one[2] + split[2]
+    assert one[1] == split[1]
+    logged = (tmp_path / "checks.log").read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 2 * 3000 and len(set(logged)) == 3000  # each golden, in both runs
+
+
+def test_which_checks_run_a_projects_code() -> None:
+    from assay.asserts import parse_assert
+    from assay.asserts._registry import runs_project_code
+
+    assert not runs_project_code(parse_assert("contains:x"))
+    assert not runs_project_code(parse_assert("not-contains:x"))
+    assert runs_project_code(parse_assert({"op": "python", "value": "checks.py:f"}))
+    group = {"op": "any-of", "asserts": ["is-json", {"op": "python", "value": "c.py:f"}]}
+    assert runs_project_code(parse_assert(group))
+    assert not runs_project_code(parse_assert({"op": "any-of", "asserts": ["is-json"]}))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Final
 
 
 def main() -> None:
@@ -35,10 +36,10 @@ def leave(done: SystemExit) -> None:
 
     What a teardown does that matters is done here first: the exit functions run (a coverage
     or Ray shutdown hook, logging's flush) and standard output and error are flushed. It is
-    skipped only when no code but the Python environment's and assay's own was imported (a
-    project's python check or provider may hold a buffered file that only its teardown
-    flushes), no other thread runs (the interpreter would wait for it), and the exit code is
-    a number.
+    skipped only when no code but Python's, assay's and its dependencies' was imported (a
+    project's python check or provider, or a plugin, may hold a buffered file that only its
+    teardown flushes), no other thread runs (the interpreter would wait for it), and the exit
+    code is a number.
     """
     code = done.code
     if code is None:
@@ -59,20 +60,73 @@ def leave(done: SystemExit) -> None:
     os._exit(code)
 
 
+# The top-level modules of assay and of the libraries it depends on (pyproject.toml's
+# dependencies and what they import), besides Python's own. Any other module (a project's
+# python check or provider, a plugin, whatever its folder) means the usual exit; a dependency
+# that gains a module only costs the quick exit (tests/test_fast_exit.py runs the gate's paths).
+_OWN: Final = frozenset(
+    {
+        "assay",
+        "_distutils_hack",  # setuptools' hook in a virtualenv's site-packages
+        "_yaml",
+        "anyio",
+        "attr",
+        "attrs",
+        "certifi",
+        "click",
+        "h11",
+        "httpcore",
+        "httpx",
+        "idna",
+        "jinja2",
+        "jsonschema",
+        "jsonschema_specifications",
+        "markdown_it",
+        "markupsafe",
+        "mdurl",
+        "mypy_extensions",
+        "numpy",
+        "pygments",
+        "rapidfuzz",
+        "referencing",
+        "regex",
+        "rich",
+        "rpds",
+        "scipy",
+        "sniffio",
+        "sqlglot",
+        "typing_extensions",
+        "yaml",
+    }
+)
+
+
+def foreign_modules() -> list[str]:
+    """The imported modules that are neither Python's, assay's nor its dependencies'."""
+    allowed = _OWN | frozenset(getattr(sys, "stdlib_module_names", ()))
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if where is None:
+            continue  # built in, frozen, or a namespace: no code of a file
+        top = name.partition(".")[0]
+        if top == "__main__":  # python -m assay, or the console script
+            path = os.path.abspath(where)
+            if path.startswith(os.path.join(here, "")) or path.startswith(
+                os.path.join(os.path.abspath(sys.prefix), "")
+            ):
+                continue
+        elif top in allowed or top.startswith("__editable__"):  # an editable install's finder
+            continue
+        found.append(name)
+    return found
+
+
 def _nothing_to_lose() -> bool:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() != 1:
         return False
     if sys.flags.inspect or os.environ.get("PYTHONINSPECT"):  # python -i: stay
         return False
-    # Where modules are found is where they were imported from: a module outside these folders
-    # (the environment's, the interpreter's, assay's) is a project's own code.
-    roots = (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__))
-    trusted = tuple(
-        {os.path.join(f(root), "") for root in roots for f in (os.path.abspath, os.path.realpath)}
-    )
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if path and not path.startswith(trusted):
-            return False
-    return True
+    return not foreign_modules()

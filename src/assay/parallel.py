@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.asserts import CheckResult
-from assay.asserts._registry import _passed
+from assay.asserts._registry import _passed, runs_project_code
 from assay.cascade import NO_OUTPUT, evaluate
 from assay.errors import AssayError, ConfigError
 from assay.goldens import Golden, Tier
@@ -88,6 +88,9 @@ _BLOCK: Final = 1 << 20
 # The similarity backends a worker may use: pure functions of two texts.
 DETERMINISTIC_BACKENDS: Final = frozenset({"none", "difflib", "rapidfuzz"})
 
+# The fingerprints the processes computed: id(golden) -> (the golden, its fingerprint); the
+# golden is kept so that its id cannot name another object.
+Prints = dict[int, tuple[Golden, str]]
 # A share of the suite: a golden file, or the lines of a JSONL file between two byte offsets
 # (path, start, stop, number of the first line).
 Unit = str | tuple[str, int, int, int]
@@ -182,7 +185,7 @@ class Prescored:
 class Suite(list[Golden]):
     """Goldens in suite order, as :func:`assay.gate.load_selected` returns them, with the
     results of the workers that loaded them (None when no worker scored), and the
-    fingerprints the processes computed (``id(golden) -> fingerprint``; None when not asked).
+    fingerprints the processes computed (see :data:`Prints`; None when not asked).
     """
 
     __slots__ = ("fingerprints", "prescored", "workers")
@@ -192,7 +195,7 @@ class Suite(list[Golden]):
         goldens: Iterable[Golden],
         prescored: Prescored | None = None,
         workers: int = 1,
-        fingerprints: dict[int, str] | None = None,
+        fingerprints: Prints | None = None,
     ):
         super().__init__(goldens)
         self.prescored = prescored
@@ -217,7 +220,7 @@ def fingerprints_of(goldens: Sequence[Golden]) -> dict[str, str] | None:
     out: dict[str, str] = {}
     for g in goldens:
         found = known.get(id(g))
-        out[g.id] = found if found is not None else fingerprint(g, memo)
+        out[g.id] = found[1] if found is not None and found[0] is g else fingerprint(g, memo)
     return out
 
 
@@ -365,7 +368,8 @@ def plan(
         for index, ((start, line), stop) in enumerate(zip(starts, stops, strict=True)):
             if stop > start:
                 groups[first + index].append((path, start, stop, line))
-    return [g for g in groups if g]
+    # The calling process's share stays first even when empty (on many cores it only rebuilds).
+    return [groups[0], *[g for g in groups[1:] if g]]
 
 
 # ----------------------------------------------------------------------- a share's work
@@ -576,7 +580,7 @@ def _decode(
     data: bytes | bytearray,
     prepared: Prescored | None,
     defaults: Defaults | None = None,
-    prints_of: dict[int, str] | None = None,
+    prints_of: Prints | None = None,
 ) -> list[Golden]:
     """The goldens of a payload, its results filed in ``prepared`` (when it has some), those
     the worker applied the suite's defaults to given ``defaults`` (the caller's same object),
@@ -613,7 +617,7 @@ def _decode(
         )
     if prints is not None and prints_of is not None:
         for golden, printed in zip(goldens, prints, strict=True):
-            prints_of[id(golden)] = printed
+            prints_of[id(golden)] = (golden, printed)
     if prepared is None or packed is None:
         return goldens
     shape, per_golden = packed
@@ -718,9 +722,10 @@ REBUILD: Final = 0.2
 def _finish(
     goldens: list[Golden], scorer: _Scorer | None, fingerprinted: bool
 ) -> tuple[Scored | None, list[str] | None]:
-    """A batch's results (when ``scorer`` says how) and fingerprints (when asked)."""
+    """A batch's results (when ``scorer`` says how, and its checks are all assay's) and
+    fingerprints (when asked)."""
     scored = None
-    if scorer is not None:
+    if scorer is not None and not _project_code(goldens):
         try:
             scored = scorer.score(goldens)
         except Exception:  # a plugin that cannot load...: the gate scores, and raises
@@ -732,6 +737,22 @@ def _finish(
         memo: dict[int, Any] = {}
         prints = [fingerprint(g, memo) for g in goldens]
     return scored, prints
+
+
+def _project_code(goldens: Sequence[Golden]) -> bool:
+    """Whether any golden's checks run a project's code (a python assert, a plugin op). A
+    worker leaves those to the calling process, which scores them as one process does: a
+    worker ends without the interpreter's teardown, which would lose what they buffer (a log
+    file), and runs with the collector off, which would keep what they leave in cycles."""
+    seen: set[int] = set()
+    for golden in goldens:
+        asserts = golden.asserts
+        if id(asserts) in seen:
+            continue
+        seen.add(id(asserts))
+        if any([runs_project_code(spec) for spec in asserts]):
+            return True
+    return False
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -776,7 +797,7 @@ class _Gather:
         workers: list[_Worker],
         prepared: Prescored | None,
         defaults: Defaults | None,
-        prints_of: dict[int, str] | None,
+        prints_of: Prints | None,
     ):
         import select
 
@@ -872,7 +893,7 @@ def _run(
     prepared: Prescored | None,
     meanwhile: Callable[[], object] | None = None,
     defaults: Defaults | None = None,
-    prints_of: dict[int, str] | None = None,
+    prints_of: Prints | None = None,
 ) -> list[Golden]:
     """Fork a worker for every share but the first, load the first here (rebuilding what the
     workers send between its batches), gather in order (every share with the suite's
@@ -896,7 +917,12 @@ def _run(
         try:
             for units in groups[1:]:
                 read_end, write_end = _pipe()
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except BaseException:
+                    os.close(read_end)
+                    os.close(write_end)
+                    raise
                 if pid == 0:  # the worker: it never leaves this block
                     try:
                         os.close(read_end)
@@ -913,7 +939,7 @@ def _run(
                 scored, prints = _finish(batch, scorer, fingerprinted)
                 if prints is not None and prints_of is not None:
                     for golden, printed in zip(batch, prints, strict=True):
-                        prints_of[id(golden)] = printed
+                        prints_of[id(golden)] = (golden, printed)
                 if prepared is not None and scored is not None:
                     shape, results = scored
                     for golden, rs in zip(batch, results, strict=True):
@@ -985,7 +1011,7 @@ def load(
     if len(groups) < 2:
         return None
     scorer, prepared = _scoring(scoring, tiers)
-    prints: dict[int, str] | None = {} if fingerprints else None
+    prints: Prints | None = {} if fingerprints else None
     try:
         goldens = _run(groups, strict, scorer, prepared, meanwhile, defaults, prints)
     except Exception:  # one process raises the first error, as it should

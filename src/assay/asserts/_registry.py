@@ -92,6 +92,15 @@ track_cache(_PLUGINS)
 # A plugin op is called with the output and the assert's 'value'; nothing else is passed.
 _PLUGIN_ARGS: Final = frozenset({"value"})
 
+
+def runs_project_code(spec: AssertSpec) -> bool:
+    """Whether checking ``spec`` runs code that is not assay's: a ``python`` assert, an op given
+    to :func:`register_op` or from a plugin (for a group, any of its children's)."""
+    if spec.op == "python" or (spec.op not in _BUILTIN and spec.op not in _ALIASES):
+        return True
+    return any([runs_project_code(child) for child in spec.children or ()])
+
+
 # What a plugin op is: fn(output text, the assert's value) -> passed, or (passed, reason).
 PluginOp = Callable[[str, Any], bool | tuple[bool, str]]
 

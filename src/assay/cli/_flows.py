@@ -131,13 +131,11 @@ def run_gate_flow(
         return 0 if result.ok else 1
     from assay.parallel import settled_objects
 
-    # A run on given outputs makes only objects that form no cycles, as many as the suite is
-    # large (results, documents, records): the cyclic collector would rescan them all for
-    # nothing, a dozen times for 10,000 goldens. A live run calls models and judges for as long
-    # as they take, with the collector on.
-    static = options.candidates is None and not (options.judge or config.judge.verified)
-    with settled_objects(active=static):
-        run = run_gate(options, config)
+    run = run_gate(options, config)  # scoring may run a project's checks: the collector is on
+    # The report and the record are assay's own objects, none in a cycle, as many as the suite
+    # is large: the cyclic collector would rescan them for nothing (a few times for 10,000
+    # goldens), so it waits until they are written.
+    with settled_objects():
         document = run.to_dict()
         report.show(document, run.content())
         if save:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Final
 
 from assay.errors import GoldenError
 from assay.goldens._defaults import read_defaults
@@ -125,27 +124,18 @@ def _read(path: str) -> bytes:
     return read_bytes(path, GoldenError)
 
 
-_READ: Final = 1 << 16
-
-
 def read_quickly(path: str) -> bytes:
     """A file's bytes in three system calls, where ``open()`` builds a buffered file object
     (half the cost of reading a small golden). Any failure goes through
-    :func:`assay.io.read_bytes`, which fails the same way and raises its error.
-
-    A read of a regular file (discovery found it one) that returns less than asked for has
-    reached the end: a small golden takes one read, not a second one to see the end.
-    """
+    :func:`assay.io.read_bytes`, which fails the same way and raises its error."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return read_bytes(path, GoldenError)
     try:
         chunks = []
-        while chunk := os.read(fd, _READ):
+        while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
-            if len(chunk) < _READ:
-                break
     except OSError:  # a folder (EISDIR), an I/O error: read_bytes says which
         return read_bytes(path, GoldenError)
     finally:
