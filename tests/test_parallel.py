@@ -611,3 +611,15 @@ def test_which_checks_run_a_projects_code() -> None:
     group = {"op": "any-of", "asserts": ["is-json", {"op": "python", "value": "c.py:f"}]}
     assert runs_project_code(parse_assert(group))
     assert not runs_project_code(parse_assert({"op": "any-of", "asserts": ["is-json"]}))
+    # What a worker leaves to the calling process: those, and a similarity of its own that is
+    # not a pure function of two texts.
+    from assay.goldens import Golden
+
+    def left(*asserts: Any) -> bool:
+        specs = tuple(parse_assert(a) for a in asserts)
+        return parallel._project_code([Golden("g", "smoke", "s", asserts=specs)])
+
+    assert not left("contains:x", {"op": "similar", "value": "a", "backend": "rapidfuzz"})
+    assert left({"op": "similar", "value": "a", "backend": "embedding"})
+    assert left({"op": "any-of", "asserts": [{"op": "similar", "value": "a", "backend": "x/y"}]})
+    assert left("is-json", {"op": "python", "value": "checks.py:f"})

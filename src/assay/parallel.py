@@ -740,19 +740,31 @@ def _finish(
 
 
 def _project_code(goldens: Sequence[Golden]) -> bool:
-    """Whether any golden's checks run a project's code (a python assert, a plugin op). A
-    worker leaves those to the calling process, which scores them as one process does: a
-    worker ends without the interpreter's teardown, which would lose what they buffer (a log
-    file), and runs with the collector off, which would keep what they leave in cycles."""
+    """Whether any golden's checks run a project's code (a python assert, a plugin op) or a
+    similarity backend of their own that is not a pure function. A worker leaves those to the
+    calling process, which scores them as one process does: a worker ends without the
+    interpreter's teardown, which would lose what they buffer (a log file), and runs with the
+    collector off, which would keep what they leave in cycles."""
     seen: set[int] = set()
     for golden in goldens:
         asserts = golden.asserts
         if id(asserts) in seen:
             continue
         seen.add(id(asserts))
-        if any([runs_project_code(spec) for spec in asserts]):
+        if any([_not_for_a_worker(spec) for spec in asserts]):
             return True
     return False
+
+
+def _not_for_a_worker(spec: Any) -> bool:
+    """A project's code, or a ``similar`` assert naming a backend a worker may not use (the
+    embedding model, a plugin): the calling process scores it."""
+    if runs_project_code(spec):
+        return True
+    backend = spec.args.get("backend") if spec.op == "similar" else None
+    if backend is not None and backend not in DETERMINISTIC_BACKENDS:
+        return True
+    return any([_not_for_a_worker(child) for child in spec.children or ()])
 
 
 def _write_all(fd: int, data: bytes) -> None:
