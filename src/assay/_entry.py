@@ -18,6 +18,12 @@ from typing import Final
 
 def main() -> None:
     """Import the CLI and run it; an interrupt at any point exits 130 with one line."""
+    import gc
+
+    # Importing the CLI makes thousands of objects that live as long as the process (modules,
+    # functions, classes): at the default threshold the collector rescans them as they come.
+    # The CLI sets the same threshold for the command itself (see assay.cli.main).
+    gc.set_threshold(20_000, 20, 20)
     try:
         from assay.cli import main as cli_main
     except KeyboardInterrupt:

@@ -355,8 +355,11 @@ class _Scoring:
         for position, (candidate, produced) in enumerate(outputs.items()):
             whole = prepared.all_of(goldens, position) if prepared and ready else None
             if whole is not None:  # the workers scored every golden: all at once
-                keys.extend([(candidate, g.id) for g in goldens])
-                per_pair.extend([[r] for r in whole])
+                from assay.parallel import settled_objects
+
+                with settled_objects():  # only these lists, no cycle: filed once
+                    keys.extend([(candidate, g.id) for g in goldens])
+                    per_pair.extend([[r] for r in whole])
                 continue
             for golden in goldens:
                 done = ready(golden, position) if ready is not None else None
