@@ -145,3 +145,46 @@ def test_a_suite_that_is_not_text_is_named(project: Path) -> None:
     code, _, err = run_cli(gate("--check"), project.parent)
     assert code == 1
     assert "field 'suite': must be a string (found a list)" in err
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("passed", 1),  # equal to true, and of its hash: still a number, not a boolean
+        ("passed", 0),
+        ("score", True),
+        ("score", "1.0"),
+        ("score", float("inf")),
+        ("fingerprint", ["sha256:x"]),
+        ("decided_by", 1),
+        ("tier", DELETE),
+        ("status", "pas"),
+    ],
+)
+def test_an_entry_like_the_ones_before_it_is_still_checked_field_by_field(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    # Most entries share their tier, status, passed and decided_by: those fields are not checked
+    # again for each. An entry that differs in any way (a type included) still is.
+    from assay.baseline import load
+    from assay.errors import BaselineError
+
+    entry = {
+        "tier": "smoke",
+        "status": "pass",
+        "passed": True,
+        "score": 1.0,
+        "decided_by": "tier1-asserts",
+        "fingerprint": "sha256:0",
+    }
+    entries = {f"g{i}": dict(entry) for i in range(5)}
+    if value is DELETE:
+        del entries["g3"][field]
+    else:
+        entries["g3"][field] = value
+    path = tmp_path / "baseline.json"
+    document = {"schema_version": 2, "kind": "gate", "goldens": {"default": entries}}
+    path.write_text(json.dumps(document, allow_nan=True), encoding="utf-8")
+    with pytest.raises(BaselineError) as raised:
+        load(path)
+    assert raised.value.field == f"goldens.default.g3.{field}"
