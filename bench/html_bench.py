@@ -28,18 +28,10 @@ from assay.config import load_config
 from assay.gate import GateOptions, example_paths, run_gate
 from assay.views._html import render_html
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the browser the tests use
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+
 OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out")
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def golden_text(i: int) -> str:
@@ -156,7 +148,7 @@ def main() -> None:
     except ImportError:
         sys.exit("needs playwright (pip install playwright) and /usr/bin/chromium")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             if args.docs_screenshot is not None:
                 docs_screenshot(args.docs_screenshot, browser)

@@ -24,17 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the browser the tests use
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+
 COLUMNS, ROWS = 110, 24
 
 
@@ -117,7 +109,7 @@ def _photograph(page_html: Path, out: Path, width: int, height: int) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(page_html.as_uri(), wait_until="load")
         page.screenshot(path=str(out), full_page=True)
@@ -128,7 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("docs"))
     out = parser.parse_args().out
-    if not (shutil.which("tmux") and Path(CHROMIUM).exists()):
+    if not (shutil.which("tmux") and CHROMIUM.exists()):
         sys.exit("needs tmux and /usr/bin/chromium")
     scratch = Path(tempfile.mkdtemp(prefix="assay-shots-"))
     try:

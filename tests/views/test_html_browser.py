@@ -23,20 +23,10 @@ from assay.goldens import Golden
 from assay.outputs import load_outputs
 from assay.results import ReportContent, Result, summarize
 from assay.views._html import embed_json, render_html
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 from tests.helpers.runs import agent_document, sample_run
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCRIPT_OUTPUT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=4">'
 BREAKOUT_OUTPUT = "</script><script>window.__pwned=2</script><!--"
 
