@@ -461,13 +461,7 @@ class _Converter:
         if base in _CODE:
             self.skip(test, kind, "code asserts are not converted", title)
             return None
-        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
-            if key in entry:
-                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
-                return None
-        extra = sorted(set(entry) - _COMMON_KEYS)
-        if extra:
-            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+        if self._left_out(entry, kind, test, title):
             return None
         value = entry.get("value")
         ref = _file_ref(value)
@@ -536,6 +530,21 @@ class _Converter:
             converted["threshold"] = entry["threshold"]
         return converted
 
+    def _left_out(
+        self, entry: Mapping[str, Any], kind: str, test: int | None, title: str | None
+    ) -> bool:
+        """Whether the assert has a key assay cannot convert (a transform, its own provider...)
+        or does not know; such an assert is listed as skipped."""
+        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
+            if key in entry:
+                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
+                return True
+        extra = sorted(set(entry) - _COMMON_KEYS)
+        if extra:
+            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+            return True
+        return False
+
     def _graded_or_perf(
         self,
         entry: Mapping[str, Any],
@@ -548,13 +557,7 @@ class _Converter:
         """``llm-rubric`` as assay's ``judge`` (the rubric and its threshold), ``cost`` and
         ``latency`` as assay's ops of those names (a threshold in USD, in milliseconds)."""
         kind = entry["type"]
-        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
-            if key in entry:
-                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
-                return None
-        extra = sorted(set(entry) - _COMMON_KEYS)
-        if extra:
-            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+        if self._left_out(entry, kind, test, title):
             return None
         if negated:
             self.skip(test, kind, f"assay's {_ASSAY_OP[base]} cannot be negated", title)
