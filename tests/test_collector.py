@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.parallel import settled_objects
+from assay._collector import settled_objects
 from tests.helpers.cli import run_cli
 
 

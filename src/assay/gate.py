@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from assay._collector import settled_objects
 from assay.asserts import as_text
 from assay.asserts._spec import JUDGE_OP
 from assay.cascade import (
@@ -212,7 +213,7 @@ def load_selected(
             )
         if suite is not None:
             return suite.keep(_filtered(_select(suite, options.tiers), options))
-    with parallel.settled_objects():  # a large suite's objects, filed once (see there)
+    with settled_objects():  # a large suite's objects, filed once (see there)
         goldens = load_whole(options, config)
     return _filtered(goldens if options.shard is None else options.shard.select(goldens), options)
 
@@ -355,8 +356,6 @@ class _Scoring:
         for position, (candidate, produced) in enumerate(outputs.items()):
             whole = prepared.all_of(goldens, position) if prepared and ready else None
             if whole is not None:  # the workers scored every golden: all at once
-                from assay.parallel import settled_objects
-
                 with settled_objects():  # only these lists, no cycle: filed once
                     keys.extend([(candidate, g.id) for g in goldens])
                     per_pair.extend([[r] for r in whole])

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assay._collector import settled_objects
 from assay.asserts import CheckResult
 from assay.asserts._registry import _passed, runs_project_code
 from assay.cascade import NO_OUTPUT, evaluate
@@ -659,37 +660,6 @@ def _decode(
 # ------------------------------------------------------------------------- processes
 
 
-@contextlib.contextmanager
-def settled_objects(active: bool = True) -> Iterator[None]:
-    """Make a suite's objects with the cyclic collector paused, then file them straight in its
-    oldest generation.
-
-    A large suite is hundreds of thousands of objects (goldens, results, outputs) that form no
-    cycles and live as long as the run. Made with the collector on, they are scanned as they
-    age through the young generations; made with it paused, the first pass after resuming
-    scans them all at once (76 ms, then 122 ms, for 100,000 goldens). ``gc.freeze()`` then
-    ``gc.unfreeze()`` moves every tracked object into the oldest generation without scanning
-    it; objects there are still collected by full collections, so nothing can leak. Skipped
-    when the program froze objects itself (unfreezing would undo that), and when not
-    ``active`` (a live run's scoring: its calls may run long and make cycles of their own).
-    """
-    import gc
-
-    if not active:
-        yield
-        return
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if collecting:
-            gc.enable()
-
-
 class _Failed(Exception):
     """A share that did not load or score: the run loads in one process."""
 
@@ -1073,7 +1043,6 @@ __all__ = [
     "fork_is_safe",
     "load",
     "prescored",
-    "settled_objects",
     "usable_cores",
     "workers_wanted",
 ]

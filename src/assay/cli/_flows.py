@@ -129,7 +129,7 @@ def run_gate_flow(
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
-    from assay.parallel import settled_objects
+    from assay._collector import settled_objects
 
     run = run_gate(options, config)  # scoring may run a project's checks: the collector is on
     # The report and the record are assay's own objects, none in a cycle, as many as the suite
