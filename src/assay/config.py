@@ -42,7 +42,7 @@ _TOP_KEYS: Final = (
     "bench",
     "agents",
 )
-AGENT_KEYS: Final = ("command", "journal", "no_network", "allow_read", "allow_endpoints")
+AGENT_KEYS: Final = ("command", "journal", "no_network", "allow_read", "allow_endpoints", "env")
 _JUDGE_KEYS: Final = ("verified", "provider", "rubric_prompt", "structured")
 BENCH_KEYS: Final = ("cost_baseline_usd", "duration_baseline_s")
 GATE_KEYS: Final = (
@@ -91,6 +91,8 @@ class AgentSettings:
         allow_read: paths outside the worktree it may open (its install, its config), absolute
             or relative to the project root, ``~`` expanded.
         allow_endpoints: ``host:port`` endpoints it may connect to (its model API).
+        env: names of the caller's environment variables passed on to the agent (its API key):
+            the sandbox's environment holds no other variable of the caller's.
     """
 
     command: str
@@ -98,6 +100,7 @@ class AgentSettings:
     no_network: bool = False
     allow_read: tuple[str, ...] = ()
     allow_endpoints: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,12 +272,19 @@ def _agents(value: Any, source: str, root: Path) -> dict[str, AgentSettings]:
                     source=source,
                     field=f"{where}.allow_endpoints",
                 )
+        names = _strings(table.get("env", []), source, f"{where}.env")
+        for variable in names:
+            if not variable or "=" in variable or "\0" in variable:
+                raise ConfigError(
+                    f"{variable!r} is not a variable name", source=source, field=f"{where}.env"
+                )
         out[name] = AgentSettings(
             command,
             flags.get("journal", True),
             flags.get("no_network", False),
             tuple(_read_path(r, root, source, f"{where}.allow_read") for r in reads),
             endpoints,
+            names,
         )
     return out
 

@@ -1,16 +1,22 @@
 """Run an agent on executable tasks and measure what it did: the telemetry, for real.
 
-For each task folder (``task.md``, ``repo/``, ``solution.sh``): copy the fixture into a fresh
-git worktree outside the goldens folder, run ``verify`` once on the untouched fixture, run the
-agent command there in its own session (the instruction on stdin and in
-``$ASSAY_TASK_PROMPT_FILE``), stop it at ``max_duration_s`` (the whole process group: terminate,
-then kill), count and kill what it left running, read the files it changed from git, run the
-command completion signals and ``verify`` again, and write the telemetry record the scorer reads.
+For each task folder (``task.md``, ``repo/``, ``solution.sh``, optionally hidden ``tests/``):
 
-With a journal (the default), the agent runs under ``strace -f`` (see ``_trace``): every file it
-opened, command it ran and connection it attempted becomes a journal event, and the run is
-sealed as an attestation. With ``no_network`` it runs in a new network namespace (``unshare``):
-nothing, loopback included, is reachable, and every attempt is journaled.
+1. copy the fixture into a fresh git worktree outside the goldens folder;
+2. run ``verify`` on a copy of the untouched fixture (with the hidden tests), in a sandbox;
+3. run the agent in its own sandbox (``_sandbox``: only the system, its toolchain, its worktree
+   and a private home are in its world), the instruction on stdin and in
+   ``$ASSAY_TASK_PROMPT_FILE``, under its limits (``_box``); count and kill what it left;
+4. list the files it changed by comparing the worktree with the fixture, file by file;
+5. run the completion signals and ``verify`` on a copy of the worktree whose tests and test
+   configuration come from the fixture, each in a fresh sandbox;
+6. write the telemetry record the scorer reads, and seal the journal.
+
+With a journal (the default), strace, outside the sandbox, follows every process in it: every
+file it opened, command it ran and connection it attempted becomes a journal event, and the run
+is sealed as an attestation that names its isolation. A task that cannot be run or measured
+(odd file names, a deleted fixture, a full disk) is that task's ``error`` record; the run goes
+on.
 
 Built-in agents: ``oracle`` runs the task's reference solution (handed to it by assay, in its
 private folder), ``noop`` does nothing.
@@ -26,31 +32,36 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from assay.agent._trace import is_alive
-from assay.agent._verify import VerifyCounts, counts_of
+from assay.agent._box import DEFAULT_MEMORY_MB, Finished, Limits, Sandboxed, Unsandboxed
+from assay.agent._sandbox import World, agent_env, fenced_places, named_paths, toolchain
+from assay.agent._verify import VerifyCounts, counts_of, failed_tests
+from assay.agent._worktree import (
+    DEFAULT_MAX_DISK_MB,
+    TaskFailure,
+    changed_files,
+    make_worktree,
+    verification_copy,
+)
 from assay.attest._scan import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
 
 BUILTIN_AGENTS: Final = ("oracle", "noop")
+ISOLATIONS: Final = ("bubblewrap", "none")
 DEFAULT_MAX_DURATION_S: Final = 600.0
-_GRACE_S: Final = 3.0  # between terminate and kill
-_STEP_TIMEOUT_S: Final = 300.0  # verify and a completion signal
-_OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its final output
-# Not changes the agent made: caches Python and pytest write.
-_IGNORED: Final = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+STEP_TIMEOUT_S: Final = 300.0  # verify and a completion signal
+OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its final output
+_TRACER_EXIT_S: Final = 10.0
 
-
-# Read-only places outside the worktree every toolchain opens: not the agent looking around.
-# /proc is not among them: only its entries that are no process's (and those of the agent's own
-# processes) are, since another process's memory may hold the answer (assay's own, for one).
+# Read-only places outside the worktree every toolchain opens, for a run without a sandbox
+# (``isolation none``): not the agent looking around. /proc is not among them: only its entries
+# that are no process's (and those of the agent's own processes) are.
 SYSTEM_PATHS: Final = (
     "/usr",
     "/lib",
@@ -66,22 +77,22 @@ SYSTEM_PATHS: Final = (
     "/var/lib",
     "/var/cache",
 )
-_UNSHARE: Final = ("unshare", "--user", "--map-current-user", "--net", "--")
-_TRACER_EXIT_S: Final = 10.0
 
 
 @dataclass(frozen=True, slots=True)
 class Sandbox:
-    """How the agent is watched and fenced.
+    """How the agent is fenced and watched.
 
     Attributes:
-        journal: run it under strace and journal what it did.
-        no_network: run it in a network namespace of its own (nothing reachable).
-        allow_read: more paths outside the worktree it may open (its own install, config).
+        journal: trace it with strace and journal what it did.
+        no_network: a network namespace of its own (nothing reachable, loopback included).
+        allow_read: more paths outside the worktree it may read (its install, its config).
         allow_endpoints: ``host:port`` endpoints it may connect to.
-        project: the project root: no default allowance may cover it (its baseline, its runs,
-            its goldens are not the agent's to read), though one may lie inside it (a venv).
+        project: the project root: never in the agent's world.
         environment: ``local``, or ``docker``: every step inside the image the task names.
+        isolation: ``bubblewrap`` (the default on Linux) or ``none`` (observation only).
+        env: the caller's variables passed on to the agent, by name (``[agents.NAME] env``).
+        fenced: more places never in its world (the goldens, the attestation store).
     """
 
     journal: bool = True
@@ -90,12 +101,32 @@ class Sandbox:
     allow_endpoints: tuple[str, ...] = ()
     project: str | None = None
     environment: str = "local"
+    isolation: str = "bubblewrap"
+    env: tuple[str, ...] = ()
+    fenced: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """What the attestation records: ``bubblewrap``, ``docker`` or ``none``."""
+        return "docker" if self.environment == "docker" else self.isolation
 
 
 UNWATCHED: Final = Sandbox(journal=False)
 
-# (task, journal, worktree, allowed paths, texts the agent was given) -> attestation id
-Attest = Callable[[Golden, Path, Path, Sequence[str], Sequence[str]], str]
+
+class Attest(Protocol):
+    """Seal a task's journal: returns the attestation id."""
+
+    def __call__(
+        self,
+        task: Golden,
+        journal: Path,
+        worktree: Path,
+        allow_paths: Sequence[str],
+        given: Sequence[str],
+        *,
+        isolation: Mapping[str, Any] | None = None,
+    ) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,91 +141,115 @@ class TaskRun:
     events: int = 0
 
 
-def _git(worktree: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=assay", "-c", "user.email=assay@localhost", *args],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-        check=True,
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """One task's paths and settings for this run."""
+
+    golden: Golden
+    folder: Path
+    scratch: Path
+    sandbox: Sandbox
+    fenced: tuple[str, ...]
+
+    @property
+    def fixture(self) -> Path:
+        return self.folder / "repo"
+
+    @property
+    def hidden_tests(self) -> Path | None:
+        tests = self.folder / "tests"
+        return tests if tests.is_dir() else None
+
+    def limits(self, duration: float) -> Limits:
+        memory = self.golden.fields.get("max_memory_mb") or DEFAULT_MEMORY_MB
+        return Limits(duration, memory_mb=int(memory))
+
+    def world(self, worktree: Path, private: Path, command: str = "") -> World:
+        box = self.sandbox
+        readonly = [*toolchain(self.fenced), *named_paths(command, self.fenced)]
+        readonly += [p for p in box.allow_read if os.path.exists(p)]
+        return World(worktree, private, tuple(dict.fromkeys(readonly)), self.fenced, box.no_network)
+
+
+def _private(parent: Path, prefix: str) -> Path:
+    """A fresh private folder: the sandbox's ``$HOME`` and ``$TMPDIR`` live in it."""
+    private = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    (private / "home").mkdir()
+    (private / "tmp").mkdir()
+    return private
+
+
+def _run(
+    task: _Task, command: str, world: World, env: Mapping[str, str], limits: Limits, **kw: Any
+) -> Finished:
+    """``command`` in the task's kind of sandbox, to its end."""
+    if task.sandbox.isolation == "bubblewrap":
+        with Sandboxed(command, world, env, limits, **kw) as box:
+            return box.finish()
+    with Unsandboxed(command, world.worktree, env, limits, **kw) as plain:
+        return plain.finish()
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    code: int
+    output: str
+    counts: VerifyCounts | None
+    failed: frozenset[str] | None
+
+
+def _verify_steps(task: _Task, source: Path, label: str) -> list[tuple[str, _Step]]:
+    """The completion signals and ``verify``, on a verification copy of ``source``, each in a
+    fresh sandbox; (name, step) in order, verify last."""
+    golden = task.golden
+    signals = [e for e in golden.fields.get("completion_signals") or [] if isinstance(e, dict)]
+    verify = golden.fields.get("verify")
+    commands = [*(str(e["run"]) for e in signals), *([str(verify)] if verify else [])]
+    if not commands:
+        return []
+    owned_files: Any = golden.fields.get("owned_files") or ()
+    copy = verification_copy(
+        source,
+        task.fixture,
+        Path(tempfile.mkdtemp(prefix=f"{golden.id}-{label}-", dir=task.scratch)),
+        owned_files=owned_files if label == "after" else (),
+        hidden_tests=task.hidden_tests,
+        commands=commands,
+        max_bytes=DEFAULT_MAX_DISK_MB << 20,
     )
-    return done.stdout
-
-
-def make_worktree(task: Golden, folder: Path, parent: Path) -> tuple[Path, str]:
-    """A fresh git repository holding the fixture, committed; returns it and its commit.
-
-    Raises:
-        GoldenError: the task has no fixture repository.
-    """
-    fixture = folder / "repo"
-    if not fixture.is_dir():
-        raise GoldenError(
-            "an executable task needs a fixture repository (repo/)", source=task.source
-        )
-    worktree = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=parent))
-    shutil.copytree(fixture, worktree, dirs_exist_ok=True, symlinks=True)
-    _git(worktree, "init", "-q")
-    (worktree / ".git" / "info" / "exclude").write_text(_IGNORED, encoding="utf-8")
-    _git(worktree, "add", "-A")
-    _git(worktree, "commit", "-q", "--allow-empty", "-m", "fixture")
-    return worktree, _git(worktree, "rev-parse", "HEAD").strip()
-
-
-Wrap = Callable[[list[str]], list[str]]
-
-
-def _run_step(
-    command: str, worktree: Path, env: Mapping[str, str], wrap: Wrap | None = None
-) -> tuple[int, str]:
-    """A verify command or a completion signal: its exit status and output (bounded)."""
-    argv = ["sh", "-c", command]
+    steps: list[tuple[str, _Step]] = []
     try:
-        done = subprocess.run(
-            wrap(argv) if wrap is not None else argv,
-            cwd=worktree,
-            env=dict(env),
-            capture_output=True,
-            text=True,
-            timeout=_STEP_TIMEOUT_S,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired:
-        return 124, ""
-    return done.returncode, done.stdout + done.stderr
+        for index, command in enumerate(commands):
+            name = "verify" if verify and index == len(commands) - 1 else f"signal {index + 1}"
+            steps.append((name, _step(task, command, copy, name == "verify")))
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    return steps
 
 
-def _session_members(session: int) -> list[int]:
-    """Processes still alive in ``session`` (Linux /proc)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if os.getsid(int(entry.name)) == session and is_alive(int(entry.name)):
-                members.append(int(entry.name))
-        except OSError:
-            continue
-    return members
-
-
-def _stop_group(pid: int) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        deadline = time.monotonic() + (_GRACE_S if sig == signal.SIGTERM else 1.0)
-        while time.monotonic() < deadline and _session_members(pid):
-            time.sleep(0.05)
-        if not _session_members(pid):
-            return
+def _step(task: _Task, command: str, copy: Path, junit: bool) -> _Step:
+    private = _private(task.scratch, f"{task.golden.id}-step-")
+    try:
+        world = task.world(copy, private)
+        report = private / "tmp" / "junit.xml"
+        extra = {"ASSAY_WORKTREE": str(copy), "ASSAY_TASK_ID": task.golden.id}
+        if junit:
+            extra["PYTEST_ADDOPTS"] = f"-p no:assay --junit-xml={report}"
+        env = agent_env(world, extra, task.sandbox.env)
+        done = _run(task, command, world, env, task.limits(STEP_TIMEOUT_S))
+        output = done.stdout + done.stderr
+        code = done.exit_code if done.exit_code is not None else 124
+        counts = counts_of(output, report if junit else None)
+        failed = failed_tests(report) if junit else None
+        return _Step(code, output, counts, failed)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _agent_command(agent: str, folder: Path, private: Path) -> str:
     if agent == "oracle":
-        # The reference solution is handed over in the agent's private folder: read from the
-        # task folder, inside the goldens, it would be what the journal is there to catch.
+        # The reference solution is handed over in the agent's private folder: the task
+        # folder, inside the goldens, is not in its world.
         copy = private / "solution.sh"
         shutil.copyfile(folder / "solution.sh", copy)
         return f"bash {json.dumps(str(copy))}"
@@ -203,26 +258,11 @@ def _agent_command(agent: str, folder: Path, private: Path) -> str:
     return agent
 
 
-def _changed_files(worktree: Path) -> list[str]:
-    status = _git(worktree, "status", "--porcelain", "-uall", "-z")
-    paths = []
-    entries = status.split("\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        code, path = entry[:2], entry[3:]
-        if code[0] in "RC":  # a rename names its source next
-            i += 1
-        paths.append(path)
-    return sorted(set(paths))
-
-
 def _usage(path: Path) -> dict[str, Any]:
     """What the agent reported in ``$ASSAY_USAGE_FILE`` (nothing when it wrote nothing)."""
     try:
+        if path.stat().st_size > 1 << 20:
+            return {}
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
@@ -244,21 +284,18 @@ def _usage(path: Path) -> dict[str, Any]:
 
 
 def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
-    """The system, this Python (and its import path), the folders of ``$PATH`` (and the tool
-    prefix above a ``bin`` or ``shims`` folder), git's own configuration; never a folder
-    holding ``scratch`` or the ``project``."""
+    """Without a sandbox: the system, this Python (and its import path), the folders of
+    ``$PATH`` (and the tool prefix above a ``bin`` or ``shims`` folder), git's own
+    configuration; never a folder holding ``scratch`` or the ``project``."""
     places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
-    places += [p for p in sys.path if p and os.path.isabs(p)]  # where this Python imports from
+    places += [p for p in sys.path if p and os.path.isabs(p)]
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if entry and os.path.isabs(entry):
             places.append(entry)
             if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
                 places.append(os.path.dirname(entry.rstrip(os.sep)))
-    try:
+    with contextlib.suppress(RuntimeError, KeyError):
         home = Path.home()
-    except (RuntimeError, KeyError):  # no $HOME and no passwd entry (a container's uid)
-        home = None
-    if home is not None:
         places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
     with contextlib.suppress(OSError):
         # Not the links (self, mounts, net): resolved here they would name assay's own process.
@@ -276,22 +313,6 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     return out
 
 
-def _left_running(pid: int, tracer_pids: list[int]) -> list[int]:
-    from assay.agent._trace import traced_by
-
-    found = set(_session_members(pid)) | set(traced_by(tracer_pids))
-    return sorted(found - set(tracer_pids))
-
-
-def _kill_all(pid: int, others: Sequence[int]) -> None:
-    _stop_group(pid)
-    for other in others:
-        try:
-            os.kill(other, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            continue
-
-
 def run_task(
     task: Golden,
     agent: str,
@@ -303,7 +324,8 @@ def run_task(
     attest: Attest | None = None,
     report: Callable[[str], None] | None = None,
 ) -> TaskRun:
-    """Run ``agent`` on one executable task and measure it.
+    """Run ``agent`` on one executable task and measure it; a failure of this task (not of the
+    run) is its ``error`` record.
 
     With ``sandbox.journal``, the journal is written to ``journal_dir`` and, with ``attest``,
     sealed: the record names the attestation.
@@ -317,198 +339,172 @@ def run_task(
             "only a task folder (task.md, repo/, solution.sh) can be run by an agent",
             source=task.source,
         )
-    folder = source.parent
-    worktree, base = make_worktree(task, folder, scratch)
-    private = Path(tempfile.mkdtemp(prefix=f"{task.id}-io-", dir=scratch))
-    prompt_file = private / "prompt.txt"
-    instruction = task.input if isinstance(task.input, str) else json.dumps(task.input)
-    prompt_file.write_text(instruction or "", encoding="utf-8")
-    usage_file = private / "usage.json"
-    (private / "tmp").mkdir()
-    env = {
-        **os.environ,
-        "ASSAY_TASK_PROMPT_FILE": str(prompt_file),
-        "ASSAY_WORKTREE": str(worktree),
-        "ASSAY_USAGE_FILE": str(usage_file),
-        "ASSAY_TASK_ID": task.id,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "TMPDIR": str(private / "tmp"),  # its temporary files stay inside its own scope
-    }
-    # verify and the signals run with the fixture's own Python settings, not the caller's.
-    step_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
-    verify = task.fields.get("verify")
-    wrap: Wrap | None = None
-    container = ""
-    if sandbox.environment == "docker":
-        from assay.agent import _docker
+    fenced = fenced_places(
+        scratch=scratch, project=sandbox.project, goldens=[str(source.parent)], extra=sandbox.fenced
+    )
+    job = _Task(task, source.parent, scratch, sandbox, tuple(fenced))
+    worktree: Path | None = None
+    try:
+        worktree = make_worktree(task, job.folder, scratch)
+        return _measure(job, agent, worktree, keep, journal_dir, attest, report)
+    except (TaskFailure, OSError, UnicodeError, ValueError, subprocess.SubprocessError) as exc:
+        cause = exc.message if isinstance(exc, AssayError) else f"{type(exc).__name__}: {exc}"
+        if report is not None:
+            report(f"task {task.id}: error: {cause}")
+        return TaskRun(task.id, {"task_id": task.id, "error": cause}, None)
+    except AssayError as exc:  # the sandbox did not start, the tracer did not attach
+        if report is not None:
+            report(f"task {task.id}: error: {exc.message}")
+        return TaskRun(task.id, {"task_id": task.id, "error": exc.message}, None)
+    finally:
+        if worktree is not None and not keep:
+            shutil.rmtree(worktree, ignore_errors=True)
 
-        container = _docker.container_name(task.id)
 
-        def in_container(argv: list[str], name: str | None = None) -> list[str]:
-            return _docker.wrap(
-                argv,
-                image=str(task.fields["image"]),
-                name=name or _docker.container_name(task.id),
-                mounts=[worktree, private],
-                workdir=worktree,
-                env=env,
-                no_network=sandbox.no_network,
+def _measure(
+    job: _Task,
+    agent: str,
+    worktree: Path,
+    keep: bool,
+    journal_dir: Path | None,
+    attest: Attest | None,
+    report: Callable[[str], None] | None,
+) -> TaskRun:
+    task, sandbox = job.golden, job.sandbox
+    before = dict(_verify_steps(job, job.fixture, "before")).get("verify")
+    private = _private(job.scratch, f"{task.id}-io-")
+    trace_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=job.scratch))
+    try:
+        command = _agent_command(agent, job.folder, private)
+        world = job.world(worktree, private, command)
+        prompt_file = private / "prompt.txt"
+        instruction = task.input if isinstance(task.input, str) else json.dumps(task.input)
+        prompt_file.write_text(instruction or "", encoding="utf-8")
+        env = agent_env(
+            world,
+            {
+                "ASSAY_TASK_PROMPT_FILE": str(prompt_file),
+                "ASSAY_WORKTREE": str(worktree),
+                "ASSAY_USAGE_FILE": str(private / "usage.json"),
+                "ASSAY_TASK_ID": task.id,
+            },
+            sandbox.env,
+        )
+        given: list[str] = []
+        if attest is not None:
+            from assay.attest._truth import given_texts
+
+            given = given_texts(task, job.fixture)  # read before the agent runs
+        limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
+        trace_out = trace_dir / "trace" if sandbox.journal else None
+        if report is not None:
+            report(f"task {task.id}: started")
+        done = _run(
+            job, command, world, env, job.limits(limit), stdin=prompt_file, trace_out=trace_out
+        )
+        record = _record(job, worktree, done, private)
+        journal, events = None, 0
+        if trace_out is not None:
+            events, journal = _journal(task, done, trace_out, worktree, job.fixture, journal_dir)
+        _verification(job, worktree, before, record)
+        if journal is not None and attest is not None:
+            allowed = _allowed(job, world, trace_dir, private)
+            isolation = {"kind": sandbox.kind, "not_mounted": list(job.fenced)}
+            record["attestation"] = attest(
+                task, journal, worktree, allowed, given, isolation=isolation
             )
-
-        wrap = in_container
-
-    before: VerifyCounts | None = None
-    if verify:
-        _, output = _run_step(verify, worktree, step_env, wrap)
-        before = counts_of(output)
-    limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
-    # Files, not pipes: a process the agent leaves behind keeps a pipe open and would make
-    # waiting for the agent wait for it.
-    out_file = private / "stdout.txt"
-    argv = ["sh", "-c", _agent_command(agent, folder, private)]
-    trace_out: Path | None = None
-    if sandbox.journal:
-        from assay.agent._trace import prefix, strace_path
-
-        # Outside the agent's private folder: the tracer's files are not its to read.
-        trace_out = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=scratch)) / "trace"
-        argv = [*prefix(strace_path() or "strace", trace_out), *argv]
-    if container:
-        argv = in_container(argv, container)
-    elif sandbox.no_network:
-        argv = [*_UNSHARE, *argv]
-    given: list[str] = []
-    if attest is not None:
-        from assay.attest._truth import given_texts
-
-        # Read before the agent runs: what it was given, not what it may have put there.
-        given = given_texts(task, folder / "repo")
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(trace_dir, ignore_errors=True)
     if report is not None:
-        report(f"task {task.id}: started")
-    started = time.monotonic()
-    with prompt_file.open("rb") as stdin, out_file.open("wb") as stdout_sink:
-        process = subprocess.Popen(
-            argv,
-            cwd=worktree,
-            env=env,
-            stdin=stdin,
-            stdout=stdout_sink,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            process.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            if container:
-                from assay.agent._docker import kill
-
-                kill(container)
-            _stop_group(process.pid)
-            process.wait()
-    duration = time.monotonic() - started
-    stdout = out_file.read_text(encoding="utf-8", errors="replace")
-    tracer_pids: list[int] = []
-    if trace_out is not None:
-        from assay.agent._trace import tracers
-
-        tracer_pids = tracers(trace_out)
-    left = _left_running(process.pid, tracer_pids)
-    orphans = len(left)
-    for _ in range(20):  # a process that keeps forking: kill until none is left
-        if not left:
-            break
-        _kill_all(process.pid, left)
-        left = _left_running(process.pid, tracer_pids)
-    journal: Path | None = None
-    events = 0
-    traced_pids: list[str] = []
-    if trace_out is not None:
-        traced_pids = [f.name.rsplit(".", 1)[1] for f in trace_out.parent.glob("trace.*")]
-        events, journal = _journal(
-            task, process.pid, trace_out, tracer_pids, worktree, folder, stdout, journal_dir
-        )
-    record: dict[str, Any] = {
-        "task_id": task.id,
-        "duration_s": round(duration, 3),
-        "crashes": 1 if (process.returncode != 0 and not timed_out) else 0,
-        "orphans": orphans,
-        "files_modified": _changed_files(worktree),
-        "output": (stdout or "")[-_OUTPUT_LIMIT:],
-        **_usage(usage_file),
-    }
-    if _git(worktree, "rev-parse", "HEAD").strip() != base:
-        record["merge_conflicts"] = 1  # the agent rewrote history: its diff is not the fixture's
-    checked = passed = 0
-    for entry in task.fields.get("completion_signals") or []:
-        if isinstance(entry, dict):
-            checked += 1
-            passed += _run_step(entry["run"], worktree, step_env, wrap)[0] == 0
-    verify_code: int | None = None
-    if verify:
-        code, output = _run_step(verify, worktree, step_env, wrap)
-        verify_code = code
-        after = counts_of(output)
-        checked += 1
-        passed += code == 0
-        if after is not None:
-            # A test regression is a test the agent broke: failures beyond the fixture's own.
-            already = before.failed if before is not None else 0
-            record["tests_run"] = after.ran
-            record["tests_passed"] = after.passed
-            record["tests_failed"] = max(0, after.failed - already)
-    record["completion_signals_checked"] = checked
-    record["completion_signals_passed"] = passed
-    if journal is not None and attest is not None:
-        allowed = [
-            *default_allow_read(scratch, sandbox.project),
-            *(f"/proc/{pid}" for pid in traced_pids),
-            os.path.realpath(private),
-            *sandbox.allow_read,
-        ]
-        record["attestation"] = attest(task, journal, worktree, allowed, given)
-    shutil.rmtree(private, ignore_errors=True)
-    if trace_out is not None:
-        shutil.rmtree(trace_out.parent, ignore_errors=True)
-    if not keep:
-        shutil.rmtree(worktree, ignore_errors=True)
-    if report is not None:
-        verdict = {None: "", 0: "verify passed"}.get(verify_code, "verify failed")
-        report(
-            f"task {task.id}: finished in {duration:.2f} s"
-            + (f", {verdict}" if verdict else "")
-            + f", {len(record['files_modified'])} file(s) changed"
-            + (f", {events} journal events" if journal is not None else "")
-        )
+        report(_summary(task.id, record, events if journal is not None else None))
     return TaskRun(task.id, record, worktree if keep else None, journal, events)
+
+
+def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[str, Any]:
+    stdout = done.stdout[-OUTPUT_LIMIT:]
+    record: dict[str, Any] = {
+        "task_id": job.golden.id,
+        "duration_s": round(done.duration_s, 3),
+        "crashes": 1 if (done.exit_code != 0 and not done.timed_out) else 0,
+        "orphans": done.orphans,
+        "files_modified": changed_files(worktree, job.fixture),
+        "output": stdout,
+        **_usage(private / "usage.json"),
+    }
+    if done.dropped:
+        record["x_output_dropped_bytes"] = done.dropped
+    return record
+
+
+def _verification(job: _Task, worktree: Path, before: _Step | None, record: dict[str, Any]) -> None:
+    """Run the signals and verify on the agent's work; verify's exit status always counts, and
+    a test that failed on the fixture and still fails leaves the task incomplete."""
+    steps = _verify_steps(job, worktree, "after")
+    record["completion_signals_checked"] = len(steps)
+    record["completion_signals_passed"] = sum(1 for _, s in steps if s.code == 0)
+    after = dict(steps).get("verify")
+    if after is None:
+        return
+    if after.counts is not None:
+        already = before.counts.failed if before is not None and before.counts else 0
+        record["tests_run"] = after.counts.ran
+        record["tests_passed"] = after.counts.passed
+        record["tests_failed"] = max(0, after.counts.failed - already)
+    if before is not None and before.failed and after.failed is not None and after.code == 0:
+        still = sorted(before.failed & after.failed)
+        if still:  # verify said 0, yet a test the task was to fix still fails
+            record["completion_signals_passed"] -= 1
+            record["x_still_failing"] = still[:10]
+
+
+def _allowed(job: _Task, world: World, trace_dir: Path, private: Path) -> list[str]:
+    """What the agent may have opened, for the seal: in a sandbox, what was mounted; without
+    one, the system and toolchain (and the agent's own /proc entries)."""
+    if job.sandbox.isolation == "bubblewrap":
+        return world.visible()
+    traced = [f.name.rsplit(".", 1)[1] for f in trace_dir.glob("trace.*")]
+    return [
+        *default_allow_read(job.scratch, job.sandbox.project),
+        *(f"/proc/{pid}" for pid in traced),
+        os.path.realpath(private),
+        *world.readonly,
+    ]
+
+
+def _summary(task_id: str, record: Mapping[str, Any], events: int | None) -> str:
+    checked = record.get("completion_signals_checked", 0)
+    passed = record.get("completion_signals_passed", 0)
+    return (
+        f"task {task_id}: finished in {record['duration_s']:.2f} s"
+        + (f", {passed} of {checked} check(s) passed" if checked else "")
+        + f", {len(record['files_modified'])} file(s) changed"
+        + (f", {events} journal events" if events is not None else "")
+    )
 
 
 def _journal(
     task: Golden,
-    agent_pid: int,
+    done: Finished,
     trace_out: Path,
-    tracer_pids: list[int],
     worktree: Path,
-    folder: Path,
-    stdout: str,
+    fixture: Path,
     journal_dir: Path | None,
 ) -> tuple[int, Path]:
     """Wait for the tracer to finish its files, then write them as the task's journal."""
     from assay.agent._activity import write_journal
-    from assay.agent._trace import incomplete, read_calls, wait_gone
+    from assay.agent._trace import incomplete, read_calls, tracers, wait_gone
 
-    if not wait_gone(tracer_pids, _TRACER_EXIT_S):
-        for pid in tracer_pids:
-            try:
+    left = tracers(trace_out)
+    if not wait_gone(left, _TRACER_EXIT_S):
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                continue
     where = journal_dir if journal_dir is not None else trace_out.parent
     journal = where / f"{task.id}.journal.jsonl"
     journal.unlink(missing_ok=True)
-    events = write_journal(journal, read_calls(trace_out), worktree, folder / "repo", stdout)
-    problem = incomplete(trace_out, agent_pid)
+    events = write_journal(journal, read_calls(trace_out), worktree, fixture, done.stdout)
+    problem = incomplete(trace_out, done.root_pid)
     if problem is not None:
         # What the tracer did not see cannot be shown clean: the tracer's own folder, outside
         # every allowance, makes the seal DIRTY (out_of_scope_path) and says why.
@@ -523,20 +519,23 @@ def check_sandbox(sandbox: Sandbox) -> None:
     """Refuse, before any task runs, a sandbox this machine cannot give.
 
     Raises:
-        AssayError: no strace for a journal, no user and network namespaces for no_network.
+        AssayError: no bubblewrap (or it cannot build a sandbox), no seccomp, no strace for a
+            journal, an unknown isolation or environment.
     """
     from assay.agent._trace import strace_path
 
     if sandbox.environment not in ("local", "docker"):
         raise AssayError(f"unknown environment {sandbox.environment!r} (use local or docker)")
+    if sandbox.isolation not in ISOLATIONS:
+        raise AssayError(f"unknown isolation {sandbox.isolation!r} (use bubblewrap or none)")
     if sandbox.environment == "docker":
+        from assay.agent._docker import check_daemon
+
         if sandbox.journal:
             raise AssayError(
                 "--environment docker: the journal traces host processes and is not built for "
                 "containers; add --no-journal"
             )
-        from assay.agent._docker import check_daemon
-
         check_daemon()
         return
     if sandbox.journal and (not sys.platform.startswith("linux") or strace_path() is None):
@@ -544,16 +543,17 @@ def check_sandbox(sandbox: Sandbox) -> None:
             "the agent's journal needs strace on Linux, and none is installed "
             "(Debian: apt-get install strace); --no-journal runs the agent without a journal"
         )
-    if sandbox.no_network:
-        try:
-            done = subprocess.run([*_UNSHARE, "true"], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AssayError(f"--no-network needs unshare (util-linux): {exc}") from None
-        if done.returncode != 0:
-            raise AssayError(
-                "--no-network needs user and network namespaces, and unshare failed: "
-                + (done.stderr.strip().splitlines() or ["no reason given"])[-1]
-            )
+    if sandbox.isolation == "bubblewrap":
+        from assay.agent._sandbox import check_bubblewrap
+        from assay.agent._seccomp import program
+
+        check_bubblewrap()
+        program()
+    elif sandbox.no_network:
+        raise AssayError(
+            "--no-network needs the sandbox (a network namespace of its own); it cannot be "
+            "given with --isolation none"
+        )
 
 
 def run_tasks(
@@ -573,7 +573,7 @@ def run_tasks(
     The Ray executor is ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
 
     Raises:
-        AssayError: the sandbox cannot be given here, or git failed preparing a worktree.
+        AssayError: the sandbox cannot be given here.
     """
     if not checked:
         if sandbox.environment == "docker":
@@ -598,8 +598,6 @@ def run_tasks(
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
             return list(pool.map(one, tasks))
-    except subprocess.CalledProcessError as exc:
-        raise AssayError(f"git failed while preparing a worktree: {exc.stderr or exc}") from None
     finally:
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -81,6 +81,21 @@ def _missing(task: Golden) -> Result:
     )
 
 
+def _errored(task: Golden, cause: str) -> Result:
+    """A task that could not be run or measured: an error (infrastructure), not a failure."""
+    return Result(
+        task.id,
+        task.tier,
+        AGENT,
+        "error",
+        False,
+        0.0,
+        None,
+        notes=(cause,),
+        title=task.fields.get("title"),
+    )
+
+
 def score_tasks(
     tasks: Sequence[Golden],
     telemetry: Mapping[str, Telemetry],
@@ -102,12 +117,14 @@ def score_tasks(
             results.append(_missing(task))
             continue
         records.append(record)
+        if record.error is not None:
+            results.append(_errored(task, record.error))
+            continue
         checks = _checks(task, record, ctx)
-        signals = bool(task.fields.get("completion_signals"))
-        signals_ok = not signals or (
-            record.completion_signals_checked > 0
-            and record.completion_signals_passed == record.completion_signals_checked
-        )
+        # verify counts as a check: a task with either must have had every check pass.
+        signals = bool(task.fields.get("completion_signals") or task.fields.get("verify"))
+        checked, passed_checks = record.completion_signals_checked, record.completion_signals_passed
+        signals_ok = passed_checks == checked and (checked > 0 or not signals)
         output_failures = sum(1 for c in checks if not c.passed)
         passed = (
             record.tests_failed == 0

@@ -46,6 +46,7 @@ _KNOWN: Final = frozenset(
         "judge",
         "output",
         "attestation",
+        "error",
     }
 )
 
@@ -75,6 +76,7 @@ class Telemetry:
     judge: Mapping[str, float] | None = None
     output: Any = ""
     attestation: str | None = None
+    error: str | None = None  # the task could not be run or measured (its cause, one line)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -158,6 +160,13 @@ def parse_record(data: Any, source: str) -> Telemetry:
                 "must be an attestation id 'sha256:...'", source=source, field="attestation"
             )
         values["attestation"] = attestation
+    error = data.get("error")
+    if error is not None:
+        if not isinstance(error, str) or not error.strip():
+            raise TelemetryError(
+                "must be a non-empty text (the cause)", source=source, field="error"
+            )
+        values["error"] = error
     return Telemetry(task_id=task_id, source=source, extra=extra, **values)
 
 

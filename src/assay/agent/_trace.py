@@ -89,11 +89,10 @@ def strace_path() -> str | None:
     return shutil.which("strace")
 
 
-def prefix(strace: str, output: Path) -> list[str]:
-    """The argv that runs a command under the tracer, writing ``output.<pid>`` files."""
+def options(output: Path) -> list[str]:
+    """strace's options, writing ``output.<pid>`` files: follow forks, one file per process,
+    time stamps, resolved descriptors, every string hex-escaped."""
     return [
-        strace,
-        "-DDD",
         "-f",
         "-ff",
         "-ttt",
@@ -108,8 +107,13 @@ def prefix(strace: str, output: Path) -> list[str]:
         "signal=none",
         "-o",
         str(output),
-        "--",
     ]
+
+
+def prefix(strace: str, output: Path) -> list[str]:
+    """The argv that runs a command under the tracer, detached (``-DDD``): the command is the
+    process assay started, the tracer a grandchild in a session of its own."""
+    return [strace, "-DDD", *options(output), "--"]
 
 
 def _text(hexed: str) -> str:

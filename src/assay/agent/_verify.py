@@ -74,3 +74,19 @@ def counts_of(output: str, junit: Path | None = None) -> VerifyCounts | None:
         if counts is not None:
             return counts
     return from_summary(output)
+
+
+def failed_tests(path: Path) -> frozenset[str] | None:
+    """The ids (``classname::name``) of the tests a JUnit XML report says failed or erred, or
+    None when there is no readable report."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    failed = set()
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.add(f"{case.get('classname', '')}::{case.get('name', '')}")
+    return frozenset(failed)

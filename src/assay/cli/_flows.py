@@ -177,6 +177,7 @@ class AgentRun:
     no_journal: bool = False
     no_network: bool = False
     environment: str = "local"
+    isolation: str = "bubblewrap"
 
 
 def run_agent_flow(
@@ -193,7 +194,7 @@ def run_agent_flow(
         command, sandbox = _agent_sandbox(
             execute.agent, config, execute.no_journal, execute.no_network
         )
-        sandbox = replace(sandbox, environment=execute.environment)
+        sandbox = replace(sandbox, environment=execute.environment, isolation=execute.isolation)
         outcome = execute_agent(
             options,
             config,
@@ -224,4 +225,5 @@ def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) 
         no_network=named.no_network or no_network,
         allow_read=named.allow_read,
         allow_endpoints=named.allow_endpoints,
+        env=named.env,
     )

@@ -19,7 +19,15 @@ from assay.cli._options import (
     selection_options,
 )
 
-_EXECUTION = ("jobs", "executor", "ray_address", "environment", "no_journal", "no_network")
+_EXECUTION = (
+    "jobs",
+    "executor",
+    "ray_address",
+    "environment",
+    "isolation",
+    "no_journal",
+    "no_network",
+)
 
 
 @click.command(
@@ -77,6 +85,13 @@ _EXECUTION = ("jobs", "executor", "ray_address", "environment", "no_journal", "n
     default=None,
     help="Run every step here (local, the default), or in the image each task names.",
 )
+@click.option(
+    "--isolation",
+    type=click.Choice(["bubblewrap", "none"]),
+    default=None,
+    help="The agent's sandbox: bubblewrap (the default: only its worktree and toolchain are in "
+    "its world) or none (observation only: see the README's threat model).",
+)
 @click.option("--no-journal", is_flag=True, help="No strace journal and no attestation.")
 @click.option("--no-network", is_flag=True, help="Run the agent in a network namespace of its own.")
 @click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree afterwards.")
@@ -93,6 +108,7 @@ def bench_command(
     executor: str | None,
     ray_address: str | None,
     environment: str | None,
+    isolation: str | None,
     no_journal: bool,
     no_network: bool,
     keep_worktrees: bool,
@@ -128,6 +144,7 @@ def bench_command(
             ("--executor", executor),
             ("--ray-address", ray_address),
             ("--environment", environment),
+            ("--isolation", isolation),
             ("--no-journal", no_journal),
             ("--no-network", no_network),
             ("--keep-worktrees", keep_worktrees),
@@ -167,5 +184,6 @@ def bench_command(
             no_journal=no_journal,
             no_network=no_network,
             environment=environment or "local",
+            isolation=isolation or "bubblewrap",
         )
     return run_agent_flow(options, load_config(), report, execute)

@@ -1,0 +1,480 @@
+"""Run one command in an agent's sandbox, with limits that hold without the journal.
+
+The command runs under a small shell of assay's (the holder): it waits for assay's go, runs the
+command, reports its exit status on a pipe, then holds the sandbox open until assay has counted
+what is still running in it (the orphans) and killed it. With bubblewrap the sandbox is a PID
+namespace: killing its first process kills every process in it, whatever session or process
+group they moved to. Without (``isolation none``) it is a session, and what the tracer still
+follows.
+
+Limits: the wall-clock limit (the whole sandbox is killed at it), memory (``RLIMIT_DATA`` of
+every process: heap and private mappings, not the reservations a runtime maps and never
+touches) and the largest file (``RLIMIT_FSIZE``), set by assay on the holder before it starts
+the command, so no process of the agent can raise them; stdout and stderr are each kept up to
+``output_bytes`` (the last bytes: the final answer is at the end), the rest dropped and counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+from assay.agent._sandbox import World, bwrap_args, bwrap_path
+from assay.errors import AssayError
+
+DEFAULT_MEMORY_MB: Final = 4096
+DEFAULT_FILE_MB: Final = 1024
+DEFAULT_OUTPUT_BYTES: Final = 1 << 20
+_GRACE_S: Final = 3.0
+_TRACER_ATTACH_S: Final = 10.0
+# The holder: waits for assay's go (limits set, tracer attached), runs the command without the
+# holder's own pipes, reports its exit status, and holds the sandbox open until assay kills it.
+# Python (the interpreter running assay, which the sandbox shows), not sh: sh cannot name a
+# descriptor above 9, and these are whatever numbers the pipes got.
+_HOLDER: Final = """
+import os, sys
+status, hold = int(sys.argv[1]), int(sys.argv[2])
+os.read(hold, 3)
+pid = os.fork()
+if pid == 0:
+    os.close(status)
+    os.close(hold)
+    try:
+        os.execvp(sys.argv[3], sys.argv[3:])
+    finally:
+        os._exit(127)
+code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+os.write(status, b"%d\\n" % (code if code >= 0 else 128 - code))
+os.close(status)
+os.read(hold, 1)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one sandboxed command may use.
+
+    Attributes:
+        duration_s: wall-clock seconds before the whole sandbox is killed.
+        memory_mb: ``RLIMIT_DATA`` of every process, in MiB.
+        file_mb: the largest file any process may write, in MiB.
+        output_bytes: how much of stdout (and of stderr) is kept.
+    """
+
+    duration_s: float
+    memory_mb: int = DEFAULT_MEMORY_MB
+    file_mb: int = DEFAULT_FILE_MB
+    output_bytes: int = DEFAULT_OUTPUT_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a sandboxed command ended.
+
+    Attributes:
+        exit_code: its exit status; None when it was killed at the limit or its holder was.
+        timed_out: it reached ``duration_s``.
+        orphans: processes still running in the sandbox when it ended (then killed).
+        stdout / stderr: the last ``output_bytes`` of each, decoded (bad bytes replaced).
+        dropped: bytes of stdout and stderr not kept.
+        duration_s: wall-clock seconds, go to end.
+        root_pid: the process the tracer's record starts from (the sandbox's first).
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    orphans: int
+    stdout: str
+    stderr: str
+    dropped: int
+    duration_s: float
+    root_pid: int
+
+
+class _Tail:
+    """The last ``limit`` bytes read from a pipe, on a thread of its own, and how many were
+    dropped: a flood of output costs no more memory than the limit."""
+
+    def __init__(self, pipe: IO[bytes], limit: int) -> None:
+        # A buffered reader's read1 returns what is there (up to the size), not the size.
+        assert isinstance(pipe, io.BufferedReader)
+        self._pipe: io.BufferedReader = pipe
+        self._limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._kept = 0
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while chunk := self._pipe.read1(1 << 16):
+            self._chunks.append(chunk)
+            self._kept += len(chunk)
+            while self._kept - len(self._chunks[0]) >= self._limit:
+                self._kept -= len(self._chunks[0])
+                self.dropped += len(self._chunks.popleft())
+        self._pipe.close()
+
+    def text(self, timeout: float = 5.0) -> str:
+        self._thread.join(timeout)
+        data = b"".join(self._chunks)
+        if len(data) > self._limit:
+            self.dropped += len(data) - self._limit
+            data = data[-self._limit :]
+        return data.decode("utf-8", errors="replace")
+
+
+def _set_limits(pid: int, limits: Limits) -> None:
+    for which, mb in (
+        (resource.RLIMIT_DATA, limits.memory_mb),
+        (resource.RLIMIT_FSIZE, limits.file_mb),
+    ):
+        size = mb << 20
+        resource.prlimit(pid, which, (size, size))
+    resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
+
+
+def _read_status(fd: int, deadline: float) -> tuple[int | None, bool]:
+    """The command's exit status from the holder, or (None, True) at the deadline, or (None,
+    False) when the holder died first."""
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, True
+        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(fd, 64)
+        if not chunk:
+            text = data.decode("ascii", errors="replace").strip()
+            return (int(text), False) if text.lstrip("-").isdigit() else (None, False)
+        data += chunk
+
+
+def _ns_members(ns_inode: int) -> list[tuple[int, int]]:
+    """(host pid, pid inside) of every live process in the PID namespace ``ns_inode``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}/ns/pid").st_ino != ns_inode:
+                continue
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("State", "").split()[:1] in (["Z"], ["X"]):
+            continue
+        inner = fields.get("NSpid", "").split()
+        if inner:
+            found.append((int(entry), int(inner[-1])))
+    return found
+
+
+class Sandboxed:
+    """One command in a bubblewrap sandbox; :meth:`finish` waits for it, counts the orphans and
+    kills the sandbox (use it as a context manager: the sandbox never outlives it)."""
+
+    def __init__(
+        self,
+        command: str,
+        world: World,
+        env: Mapping[str, str],
+        limits: Limits,
+        *,
+        stdin: Path | None = None,
+        trace_out: Path | None = None,
+    ) -> None:
+        from assay.agent import _seccomp
+
+        bwrap = bwrap_path()
+        if bwrap is None:
+            raise AssayError("bubblewrap (bwrap) is not installed")
+        self.limits = limits
+        info_r, info_w = os.pipe()
+        status_r, status_w = os.pipe()
+        hold_r, self._hold_w = os.pipe()
+        seccomp = _seccomp.program_fd()
+        argv = [bwrap, *bwrap_args(world, world.worktree, env)]
+        argv += ["--info-fd", str(info_w), "--seccomp", str(seccomp)]
+        argv += ["--", sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
+        argv += ["sh", "-c", command]
+        passed = (info_w, seccomp, status_w, hold_r)
+        with open(stdin or os.devnull, "rb") as source:
+            self._process = subprocess.Popen(
+                argv,
+                stdin=source,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=passed,
+                start_new_session=True,
+            )
+        for fd in passed:
+            os.close(fd)
+        self._status = status_r
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._out = _Tail(self._process.stdout, limits.output_bytes)
+        self._err = _Tail(self._process.stderr, limits.output_bytes)
+        self._tracer: subprocess.Popen[bytes] | None = None
+        try:
+            self._init = int(self._info(info_r)["child-pid"])
+            self._ns = os.stat(f"/proc/{self._init}/ns/pid").st_ino
+            # The holder, once bwrap has built the sandbox and run it: the tracer follows what
+            # it starts after the go, and nothing of bwrap's own setup.
+            self.root_pid = self._holder()
+            _set_limits(self.root_pid, limits)
+            if trace_out is not None:
+                self._tracer = _attach(trace_out, self.root_pid)
+        except BaseException:
+            self._kill()
+            raise
+        os.write(self._hold_w, b"go\n")
+        self._started = time.monotonic()
+
+    def _holder(self) -> int:
+        """The holder's host pid: the sandbox's second process (bwrap's init is the first)."""
+        deadline = time.monotonic() + _TRACER_ATTACH_S
+        while time.monotonic() < deadline:
+            found = [pid for pid, inner in _ns_members(self._ns) if inner == 2]
+            if found:
+                return found[0]
+            if self._process.poll() is not None:
+                break
+            time.sleep(0.001)
+        self._process.wait()
+        said = self._err.text().strip().splitlines() or ["no reason given"]
+        raise AssayError(f"the sandbox did not start: {said[-1]}")
+
+    def _info(self, fd: int) -> dict[str, int]:
+        """bwrap's first words: the sandbox's first process, as the host sees it. Read up to
+        the end of its JSON object, not to the end of the pipe (the sandbox holds it open)."""
+        data = b""
+        parsed: object = None
+        with os.fdopen(fd, "rb", buffering=0) as handle:
+            while chunk := handle.read(4096):
+                data += chunk
+                try:
+                    parsed = json.loads(data)
+                    break
+                except ValueError:
+                    continue
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("child-pid"), int):
+            self._process.wait()
+            said = self._err.text().strip().splitlines() or ["no reason given"]
+            raise AssayError(f"the sandbox did not start: {said[-1]}")
+        return parsed
+
+    def tracer_pid(self) -> int | None:
+        return self._tracer.pid if self._tracer is not None else None
+
+    def finish(self) -> Finished:
+        deadline = self._started + self.limits.duration_s
+        code, timed_out = _read_status(self._status, deadline)
+        duration = time.monotonic() - self._started
+        orphans = 0
+        if not timed_out:
+            orphans = sum(1 for _, inner in _ns_members(self._ns) if inner > 2)
+        self._kill()
+        stdout, stderr = self._out.text(), self._err.text()
+        return Finished(
+            code,
+            timed_out,
+            orphans,
+            stdout,
+            stderr,
+            self._out.dropped + self._err.dropped,
+            duration,
+            self.root_pid,
+        )
+
+    def _kill(self) -> None:
+        """Kill the sandbox's first process: the kernel kills every other one with it."""
+        pid = getattr(self, "_init", None)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            self._process.wait(timeout=_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if self._tracer is not None:
+            try:
+                self._tracer.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._tracer.kill()
+                self._tracer.wait()
+        for fd in (self._status, self._hold_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> Sandboxed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            self._kill()
+
+
+def _attach(trace_out: Path, pid: int) -> subprocess.Popen[bytes]:
+    """strace, outside the sandbox, attached to its first process before it runs anything: it
+    then follows every process the sandbox starts. Waits until the kernel shows the tracer."""
+    from assay.agent._trace import options, strace_path
+
+    tracer = subprocess.Popen(
+        [strace_path() or "strace", *options(trace_out), "-p", str(pid)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + _TRACER_ATTACH_S
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        line = next((x for x in status.splitlines() if x.startswith("TracerPid:")), "")
+        if line.split()[1:2] not in (["0"], []):
+            return tracer
+        if tracer.poll() is not None:
+            break
+        time.sleep(0.002)
+    tracer.kill()
+    tracer.wait()
+    raise AssayError("the tracer could not attach to the agent's sandbox")
+
+
+class Unsandboxed:
+    """One command with no sandbox (``isolation none``): the same holder, limits and bounded
+    output, in a session of its own; what is left is found by session and by tracer (a process
+    that left the session is still followed by strace), and killed."""
+
+    def __init__(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        limits: Limits,
+        *,
+        stdin: Path | None = None,
+        trace_out: Path | None = None,
+    ) -> None:
+        from assay.agent._trace import prefix, strace_path
+
+        self.limits, self._trace_out = limits, trace_out
+        status_r, status_w = os.pipe()
+        hold_r, self._hold_w = os.pipe()
+        argv = [sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
+        argv += ["sh", "-c", command]
+        if trace_out is not None:
+            argv = [*prefix(strace_path() or "strace", trace_out), *argv]
+        with open(stdin or os.devnull, "rb") as source:
+            self._process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=source,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(status_w, hold_r),
+                start_new_session=True,
+            )
+        os.close(status_w)
+        os.close(hold_r)
+        self._status = status_r
+        self.root_pid = self._process.pid
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._out = _Tail(self._process.stdout, limits.output_bytes)
+        self._err = _Tail(self._process.stderr, limits.output_bytes)
+        try:
+            _set_limits(self.root_pid, limits)
+        except OSError:
+            self._kill()
+            raise
+        os.write(self._hold_w, b"go\n")
+        self._started = time.monotonic()
+
+    def _tracers(self) -> list[int]:
+        from assay.agent._trace import tracers
+
+        return tracers(self._trace_out) if self._trace_out is not None else []
+
+    def _left(self) -> list[int]:
+        from assay.agent._trace import traced_by
+
+        tracer_pids = self._tracers()
+        found = set(_session_members(self.root_pid)) | set(traced_by(tracer_pids))
+        return sorted(found - {self.root_pid, *tracer_pids})
+
+    def finish(self) -> Finished:
+        deadline = self._started + self.limits.duration_s
+        code, timed_out = _read_status(self._status, deadline)
+        duration = time.monotonic() - self._started
+        orphans = 0 if timed_out else len(self._left())
+        self._kill()
+        return Finished(
+            code,
+            timed_out,
+            orphans,
+            self._out.text(),
+            self._err.text(),
+            self._out.dropped + self._err.dropped,
+            duration,
+            self.root_pid,
+        )
+
+    def _kill(self) -> None:
+        for _ in range(20):  # a process that keeps forking: kill until none is left
+            left = [self.root_pid, *self._left()]
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.root_pid, signal.SIGKILL)
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            self._process.poll()
+            if not self._left():
+                break
+            time.sleep(0.02)
+        self._process.wait()
+        for fd in (self._status, self._hold_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> Unsandboxed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            self._kill()
+
+
+def _session_members(session: int) -> list[int]:
+    """Processes still alive in ``session`` (Linux /proc)."""
+    from assay.agent._trace import is_alive
+
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry)) == session and is_alive(int(entry)):
+                members.append(int(entry))
+        except OSError:
+            continue
+    return members

@@ -1,0 +1,272 @@
+"""What an agent's world holds, and the bubblewrap command that builds it.
+
+Isolation, not observation: what must stay secret from the agent (the goldens, the reference
+solution, assay's package data, the project, its runs and attestations, the key, the user's home,
+the other tasks' worktrees, the tracer) is not mounted at all, so no way of reading a file (a
+plain ``open``, io_uring, a handle) can reach it. The agent sees:
+
+- read-only: the system (``/usr``, ``/etc``, the ``/bin`` and ``/lib`` links), the interpreter
+  and toolchains it runs with (this Python's prefixes, the folders on ``$PATH`` and the prefix
+  above a ``bin``), the files and folders its command names, and ``allow_read`` paths;
+- read-write: its worktree and its private folder (``$HOME``, ``$TMPDIR``, the instruction);
+- a private ``/tmp`` (tmpfs), its own ``/proc`` and a minimal ``/dev``.
+
+A fenced place that lies inside a mounted one (a project inside an ``allow_read`` folder,
+assay's package inside a venv) is masked: an empty tmpfs over a folder, ``/dev/null`` over a file.
+
+The sandbox has new user, PID, mount, IPC, UTS and cgroup namespaces (and a network namespace
+with ``no_network``), no capabilities, ``no_new_privs``, no further user namespaces, and a
+seccomp filter (``_seccomp``). Its environment is built by assay (:func:`agent_env`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Final
+
+from assay.attest._scan import inside
+from assay.errors import AssayError
+
+# The system, read-only. A merged-/usr system has these as links into /usr: they are made links.
+SYSTEM_DIRS: Final = ("/usr", "/etc", "/opt", "/sys")
+SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The caller's variables the agent gets (none of them a secret); everything else is assay's.
+PASSED_THROUGH: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "VIRTUAL_ENV")
+HOSTNAME: Final = "assay-sandbox"
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """Everything the agent's sandbox shows, by path.
+
+    Attributes:
+        worktree: read-write, the agent's working folder.
+        private: read-write, its ``$HOME`` and ``$TMPDIR`` live here (and its instruction).
+        readonly: more places mounted read-only (the toolchain, named files, ``allow_read``).
+        fenced: places never shown, masked where a mounted place holds them.
+        no_network: a network namespace of its own (only a loopback, down).
+    """
+
+    worktree: Path
+    private: Path
+    readonly: tuple[str, ...] = ()
+    fenced: tuple[str, ...] = ()
+    no_network: bool = False
+
+    def visible(self) -> list[str]:
+        """Every place the agent can open, for the attestation's allowance: what is mounted."""
+        system = [p for p in (*SYSTEM_DIRS, *SYSTEM_LINKS) if os.path.exists(p)]
+        return sorted(
+            {
+                *(os.path.realpath(p) for p in system),
+                "/proc",
+                "/dev",
+                "/tmp",
+                os.path.realpath(self.private),
+                *self.readonly,
+            }
+        )
+
+    def masked(self) -> list[str]:
+        """The fenced places that lie inside a mounted one (and are masked there)."""
+        mounted = [*self.visible()]
+        return sorted(f for f in self.fenced if any(inside(f, m) for m in mounted))
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def toolchain(fenced: Sequence[str]) -> list[str]:
+    """The interpreter and toolchains the agent needs, read-only: this Python's prefixes (it may
+    run ``python -m pytest``), the folders on ``$PATH`` and the tool prefix above a ``bin``,
+    ``sbin`` or ``shims`` folder; never the root, a home as a whole, or a place holding a
+    fenced one (the project, the goldens: a venv inside the project is fine)."""
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    out: list[str] = []
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            places.append(entry)
+            if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
+                places.append(os.path.dirname(entry.rstrip(os.sep)))
+    for place in places:
+        real = os.path.realpath(place)
+        if real == os.sep or not os.path.isdir(real) or real in out:
+            continue
+        if any(inside(f, real) for f in fenced):
+            continue  # it holds the project, the goldens or a home: not mounted whole
+        if any(inside(real, p) for p in (*SYSTEM_DIRS, *SYSTEM_LINKS)):
+            continue  # under /usr already
+        out.append(real)
+    return out
+
+
+def package_folder() -> Path:
+    """assay's own package: its data (the packaged tasks and their solutions) is never in the
+    sandbox, though a venv that holds the package is."""
+    import assay
+
+    return Path(os.path.realpath(assay.__file__)).parent
+
+
+def named_paths(command: str, fenced: Sequence[str]) -> list[str]:
+    """The absolute paths an agent's command names that exist (its script, its binary, its
+    config), read-only; a fenced one is not shown (the command then fails to find it)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    out = []
+    for word in words:
+        value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
+        if not os.path.isabs(value) or not os.path.exists(value):
+            continue
+        real = os.path.realpath(value)
+        if real == os.sep or any(inside(real, f) or real == f for f in fenced):
+            continue
+        out.append(real)
+    return out
+
+
+def fenced_places(
+    *,
+    scratch: Path,
+    project: str | None,
+    goldens: Iterable[str] = (),
+    extra: Iterable[str] = (),
+) -> list[str]:
+    """What the agent must never see: the project, the goldens, assay's package data (the
+    packaged tasks' reference solutions), the key and its folder, the user's home, the scratch
+    folder (the tracer's files, the other tasks' worktrees)."""
+    from assay.attest import resolve_key_path
+
+    places = [str(scratch), str(package_folder() / "data"), *goldens, *extra]
+    if project is not None:
+        places.append(project)
+    try:
+        key = resolve_key_path(None)
+        places += [str(key), str(key.parent)]
+    except (AssayError, OSError, RuntimeError):
+        pass
+    with contextlib.suppress(RuntimeError, KeyError):
+        places.append(str(Path.home()))
+    out: list[str] = []
+    for place in places:
+        real = os.path.realpath(place)
+        if real != os.sep and real not in out:
+            out.append(real)
+    return out
+
+
+def agent_env(
+    world: World,
+    extra: Mapping[str, str],
+    passed: Iterable[str] = (),
+    source: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment assay builds for the agent: the caller's ``PASSED_THROUGH`` variables and
+    those ``[agents.NAME] env`` names, a private ``$HOME`` and ``$TMPDIR``, assay's task
+    variables (``extra``); nothing else (no ``OLDPWD``, no ``ASSAY_KEY_FILE``, no secrets)."""
+    caller = os.environ if source is None else source
+    env = {k: caller[k] for k in (*PASSED_THROUGH, *passed) if k in caller}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env["HOME"] = str(world.private / "home")
+    env["TMPDIR"] = str(world.private / "tmp")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # assay's own pytest plugin is not the agent's to load (an editable install's code lives in
+    # the project, outside the sandbox); the task's own plugins load as usual.
+    env["PYTEST_ADDOPTS"] = "-p no:assay"
+    env.update(extra)
+    return env
+
+
+def _system_args() -> list[str]:
+    args: list[str] = []
+    for place in SYSTEM_LINKS:
+        if os.path.islink(place):
+            args += ["--symlink", os.readlink(place), place]
+        elif os.path.isdir(place):
+            args += ["--ro-bind", place, place]
+    for place in SYSTEM_DIRS:
+        if os.path.isdir(place):
+            args += ["--ro-bind", place, place]
+    return args
+
+
+def bwrap_args(world: World, cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """The bubblewrap options that build ``world`` (the command and the fds come after)."""
+    args = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        *(["--unshare-net"] if world.no_network else []),
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        HOSTNAME,
+        "--die-with-parent",
+        "--new-session",
+        *_system_args(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
+    # Shallow first: a deeper mount is made inside the shallower one it lies in.
+    for place in sorted(world.readonly, key=lambda p: (p.count(os.sep), p)):
+        args += ["--ro-bind", place, place]
+    for place in world.masked():
+        args += ["--ro-bind", "/dev/null", place] if os.path.isfile(place) else ["--tmpfs", place]
+    args += ["--bind", str(world.private), str(world.private)]
+    args += ["--bind", str(world.worktree), str(world.worktree)]
+    args += ["--chdir", str(cwd), "--clearenv"]
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    return args
+
+
+@cache
+def check_bubblewrap() -> None:
+    """bubblewrap can build a sandbox here (once per process).
+
+    Raises:
+        AssayError: not Linux, no bwrap, or bwrap cannot make its namespaces (its own words).
+    """
+    if not sys.platform.startswith("linux"):
+        raise AssayError(
+            "the agent's sandbox needs Linux (bubblewrap); --isolation none runs it without one "
+            "(observation only: see the README's threat model)"
+        )
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise AssayError(
+            "the agent's sandbox needs bubblewrap, and none is installed (Debian: apt-get "
+            "install bubblewrap); --isolation none runs it without one (observation only)"
+        )
+    probe = [bwrap, "--unshare-user", "--unshare-pid", "--disable-userns", "--cap-drop", "ALL"]
+    probe += [*_system_args(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AssayError(f"bubblewrap did not start: {exc}") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise AssayError(
+            f"bubblewrap cannot build a sandbox here ({said}); user namespaces may be disabled "
+            "(sysctl kernel.unprivileged_userns_clone=1); --isolation none runs without one"
+        )
