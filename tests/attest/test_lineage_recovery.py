@@ -2,6 +2,8 @@
 
 A seal onto a damaged chain is one line naming the file and line, and how to repair it (keep the
 intact lines before it); nothing is written. Repaired that way, sealing and verifying work again.
+Until then, the records whose entries come before the damage still verify (with a note naming
+the line); the one whose entry is the damaged line fails, naming it.
 A write that fails (disk full) leaves no record outside the chains: the record, its lineage line
 and its audit line land together or not at all.
 """
@@ -111,7 +113,7 @@ def test_a_damaged_chain_refuses_the_seal_naming_the_line_and_the_repair(
     cli: CliRunner, tmp_path: Path, chain: str, how: str
 ) -> None:
     first = sealed_id(cli, "one")
-    sealed_id(cli, "two")
+    second = sealed_id(cli, "two")
     path = attestations(tmp_path) / f"{chain}.jsonl"
     damage, line, problem = DAMAGE[how]
     path.write_bytes(damage(path.read_bytes()))
@@ -128,10 +130,20 @@ def test_a_damaged_chain_refuses_the_seal_naming_the_line_and_the_repair(
     )
     assert state(tmp_path) == before  # no record, no line: nothing was written
 
-    # verify stays strict (damage may be tampering) and says where the damage is.
-    code, out, _ = cli("attest", "verify", first)
-    assert code == 1
-    assert f"{chain}: " in out
+    # A record whose entry is before the damage still verifies, with a note naming the line;
+    # one whose entry is the damaged line fails, naming it.
+    damaged = f"is damaged at {path}:{line} ({problem})"
+    code, out, err = cli("attest", "verify", first)
+    assert (code, err) == (0, ""), out
+    assert f"note: {chain}: " in out and damaged in out, out
+    code, out, _ = cli("attest", "verify", second)
+    if line == 2:
+        assert code == 1
+        assert out.startswith(f"invalid: {second}: {chain}: "), out
+        assert damaged in out
+    else:
+        assert code == 0, out
+        assert damaged in out
 
     # The repair the message gives works: seal and verify again.
     kept = path.read_bytes().splitlines(keepends=True)[: line - 1]

@@ -99,7 +99,17 @@ def test_a_fresh_seal_verifies_with_and_without_its_journal(dirty: Sealed) -> No
         assert result.id == dirty.id
         assert result.verdict == "DIRTY"
         assert result.task == "cache"
-        assert result.to_dict() == {"ok": True, "reason": None, "id": dirty.id, "verdict": "DIRTY"}
+        assert result.isolation is None
+        assert result.notes == ()
+        assert result.to_dict() == {
+            "ok": True,
+            "reason": None,
+            "id": dirty.id,
+            "verdict": "DIRTY",
+            "isolation": None,
+            "evidence": [{"event": 1, "class": "ground_truth_shingle", "where": "read"}],
+            "notes": [],
+        }
 
 
 def test_the_id_is_the_sha256_of_the_record_bytes(dirty: Sealed) -> None:
@@ -274,6 +284,7 @@ def forge_clean(record: dict[str, Any], *, scrub_activity: bool) -> dict[str, An
     forged = dict(record)
     forged["verdict"] = "CLEAN"
     forged["matches"] = []
+    forged["evidence"] = []
     if scrub_activity:
         forged["activity"] = [{**a, "digests": [], "flags": []} for a in record["activity"]]
     return forged
@@ -348,9 +359,18 @@ def test_a_re_signed_forgery_fails_lineage_then_audit(dirty: Sealed) -> None:
         handle.write(canonical_json(forged_entry) + b"\n")
     result = verify(dirty.root, forged_id, KEY)
     assert result.ok is False
-    assert result.reason == "audit: the audit chain is broken at entry 1"
-    # The original DIRTY attestation now fails too: the audit log was tampered with.
-    assert verify(dirty.root, dirty.id, KEY).ok is False
+    assert result.reason == (
+        f"audit: the audit log is damaged at {audit}:2 (entry 1 does not chain to the one"
+        " before): it is this attestation's entry"
+    )
+    # The original DIRTY attestation still verifies (the forged line came after its entry),
+    # and the result says the audit log is damaged, and where.
+    original = verify(dirty.root, dirty.id, KEY)
+    assert (original.ok, original.verdict) == (True, "DIRTY")
+    assert original.notes == (
+        f"audit: the audit log is damaged at {audit}:2 (entry 1 does not chain to the one"
+        " before), after this attestation's entry (line 1); sealing refuses until it is repaired",
+    )
 
 
 def test_rewriting_the_audit_verdict_fails(dirty: Sealed) -> None:
@@ -358,7 +378,10 @@ def test_rewriting_the_audit_verdict_fails(dirty: Sealed) -> None:
     audit.write_text(audit.read_text().replace('"verdict":"DIRTY"', '"verdict":"CLEAN"'))
     result = verify(dirty.root, dirty.id, KEY)
     assert result.ok is False
-    assert result.reason == "audit: the audit chain is broken at entry 0"
+    assert result.reason == (
+        f"audit: the audit log is damaged at {audit}:1 (entry 0 does not chain to the one"
+        " before), and the attestation is not in the intact lines before it"
+    )
 
 
 # -------------------------------------------------------------------------- wrong key
@@ -444,7 +467,10 @@ def test_a_dropped_lineage_entry_breaks_the_chain(tmp_path: Path) -> None:
     lineage.write_bytes(lines[1])
     result = verify(tmp_path, second.id, KEY)
     assert result.ok is False
-    assert result.reason == "lineage: the lineage chain is broken at entry 0"
+    assert result.reason == (
+        f"lineage: the lineage file is damaged at {lineage}:1 (entry 0 does not chain to the"
+        " one before): it is this attestation's entry"
+    )
 
 
 def test_verify_writes_nothing(dirty: Sealed, tmp_path: Path) -> None:

@@ -82,10 +82,18 @@ def test_verify_accepts_the_id_without_its_prefix(cli: CliRunner, tmp_path: Path
     code, out, err = cli("attest", "verify", bare)
     assert (code, err) == (0, "")
     # Reported under its full id, as seal printed it.
-    assert out == f"valid: {attestation_id} CLEAN\n"
+    assert out == f"valid: {attestation_id} CLEAN\nisolation: not recorded\n"
     code, out, err = cli("attest", "verify", bare, "--json")
     assert (code, err) == (0, "")
-    assert json.loads(out) == {"ok": True, "reason": None, "id": attestation_id, "verdict": "CLEAN"}
+    assert json.loads(out) == {
+        "ok": True,
+        "reason": None,
+        "id": attestation_id,
+        "verdict": "CLEAN",
+        "isolation": None,
+        "evidence": [],
+        "notes": [],
+    }
 
 
 def test_a_bare_id_still_fails_on_a_modified_record(cli: CliRunner, tmp_path: Path) -> None:
@@ -171,7 +179,7 @@ def test_the_configured_store_is_where_seal_writes_and_verify_reads(
     assert not (tmp_path / DEFAULT_STORE).exists()
     assert not (tmp_path / LEGACY_STORE).exists()
     code, out, err = cli("attest", "verify", attestation_id)
-    assert (code, out, err) == (0, f"valid: {attestation_id} CLEAN\n", "")
+    assert (code, out, err) == (0, f"valid: {attestation_id} CLEAN\nisolation: not recorded\n", "")
     # Moved away, the record is no longer found: verify reads the configured store only.
     store.rename(tmp_path / "proof" / "elsewhere")
     code, out, _ = cli("attest", "verify", attestation_id)
@@ -222,7 +230,7 @@ def test_a_record_in_the_old_store_still_verifies(cli: CliRunner, tmp_path: Path
     legacy.parent.mkdir()
     (tmp_path / DEFAULT_STORE).rename(legacy)  # where assay stored it before the store moved
     code, out, err = cli("attest", "verify", attestation_id)
-    assert (code, out, err) == (0, f"valid: {attestation_id} CLEAN\n", "")
+    assert (code, out, err) == (0, f"valid: {attestation_id} CLEAN\nisolation: not recorded\n", "")
     # Checked against the old store's own chains: a broken lineage there is reported.
     (legacy / "lineage.jsonl").write_text("", encoding="utf-8")
     code, out, _ = cli("attest", "verify", attestation_id)

@@ -5,9 +5,10 @@ on another machine (``--executor ray``)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay.errors import AssayError
 from assay.goldens import Golden
@@ -25,8 +26,9 @@ class SealedRecord:
 
 @dataclass(frozen=True, slots=True)
 class Attester:
-    """An ``_execute.Attest``: ``attester(task, journal, worktree, allow_paths, given)`` seals
-    and stores, returning the attestation id.
+    """An ``_execute.Attest``: ``attester(task, journal, worktree, allow_paths, given,
+    isolation=...)`` seals and stores, returning the attestation id; ``isolation`` (how the
+    agent was fenced off, see ``assay.attest._seal.isolation_field``) is signed into the record.
 
     Attributes:
         root: the project root.
@@ -52,6 +54,8 @@ class Attester:
         worktree: Path,
         allow_paths: Sequence[str],
         given: Sequence[str],
+        *,
+        isolation: Mapping[str, Any] | None = None,
     ) -> str:
         from assay.attest import seal
 
@@ -68,6 +72,7 @@ class Attester:
             allow_paths=list(allow_paths),
             given=list(given),
             folder=self.folder,
+            isolation=isolation,
         )
         return sealed.id
 
@@ -78,13 +83,16 @@ class Attester:
         worktree: Path,
         allow_paths: Sequence[str],
         given: Sequence[str],
+        *,
+        isolation: Mapping[str, Any] | None = None,
     ) -> SealedRecord:
         """The signed record of what :meth:`__call__` would seal, without storing it: built
         where the journal and the worktree are (a Ray worker), stored by :meth:`store` where
         the project is.
 
         Raises:
-            AssayError: an unreadable reference file, a broken journal, no worktree.
+            AssayError: an unreadable reference file, a broken journal, no worktree, a
+                malformed ``isolation``.
         """
         from assay.attest import build_record, canonical_json
 
@@ -100,6 +108,7 @@ class Attester:
             self.key,
             allow_paths=list(allow_paths),
             given=list(given),
+            isolation=isolation,
         )
         data = canonical_json(record)
         digest = "sha256:" + hashlib.sha256(data).hexdigest()

@@ -5,10 +5,10 @@ Commands parse flags and call :func:`run_agent`; renderers print the documents i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.agent._gate import AgentVerdict, agent_gate
 from assay.agent._record import compare_runs, run_document
@@ -102,10 +102,28 @@ def attestation_checker(root: Path, folder: Path | None = None) -> AttestationCh
         if result.task != task.id:
             return f"attestation {short} is for task {result.task!r}"
         if result.verdict != "CLEAN":
-            return f"attestation {short} is {result.verdict}"
+            return f"attestation {short} is {result.verdict}{dirty_evidence(result.evidence)}"
         return None
 
     return check
+
+
+#: How many matches a Safety reason names; the rest are counted.
+EVIDENCE_SHOWN: Final = 3
+
+
+def dirty_evidence(evidence: Sequence[Mapping[str, Any]]) -> str:
+    """``: class: where, event N; …`` for the first matches of a DIRTY record, ``(+N more)``
+    for the rest: a report reader sees what made it DIRTY without the record (empty for a
+    record sealed before records held evidence). ``where`` is a path, endpoint or event kind,
+    never text the agent saw."""
+    if not evidence:
+        return ""
+    shown = "; ".join(
+        f"{e['class']}: {e['where']}, event {e['event']}" for e in evidence[:EVIDENCE_SHOWN]
+    )
+    more = len(evidence) - EVIDENCE_SHOWN
+    return f": {shown}" + (f" (+{more} more)" if more > 0 else "")
 
 
 def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
@@ -290,7 +308,13 @@ def execute_agent(
         raise AssayError(f"unknown executor {executor!r} (use local or ray)")
     if ray_address is not None and executor != "ray":
         raise AssayError("a Ray address applies to the ray executor")
-    box = replace(sandbox if sandbox is not None else Sandbox(), project=str(config.root))
+    # Never in the agent's world: the project, its goldens (wherever they are) and the store.
+    fenced: tuple[str, ...] = (str(config.goldens), str(config.attestations))
+    if options.path is not None:
+        fenced += (str(options.path),)
+    box = replace(
+        sandbox if sandbox is not None else Sandbox(), project=str(config.root), fenced=fenced
+    )
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
     if options.filter is not None:

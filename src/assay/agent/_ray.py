@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -118,10 +118,12 @@ def _run_on_worker(job: _Job) -> _Done:
         worktree: Path,
         allow_paths: Sequence[str],
         given: Sequence[str],
+        *,
+        isolation: Mapping[str, Any] | None = None,
     ) -> str:
         # Built here, where the journal and the worktree are; stored by the driver.
         assert attester is not None
-        record = attester.build(task, journal, worktree, allow_paths, given)
+        record = attester.build(task, journal, worktree, allow_paths, given, isolation=isolation)
         sealed.append(record)
         return record.id
 

@@ -8,6 +8,11 @@ verify; ``.assay/attestations/``, the old default, is read as a fallback by ``ve
   without ``hash``; ``prev`` links to the previous line's hash).
 - ``audit.jsonl``: one line per seal, HMAC-chained with the key (``mac`` over the canonical line
   without ``mac``), so only a key holder can extend or rewrite it.
+
+A seal refuses a damaged chain (naming the line). ``verify`` checks a chain from genesis up to
+and including the record's own entry: anyone can append to a file, and what was appended after
+an entry (a forged line, a torn one) must not undo the records before it; damage there is a
+note, damage at or before the entry a failure.
 """
 
 from __future__ import annotations
@@ -128,32 +133,42 @@ def _sealed(entry: dict[str, Any], link: str, seal: Callable[[bytes], str]) -> b
 class _Damage(NamedTuple):
     line: int  # 1-based
     problem: str
-    unlinked: bool  # a well-formed entry that does not chain (rather than a damaged line)
+
+
+def _scan(
+    data: bytes, link: str, seal: Callable[[bytes], str]
+) -> tuple[list[bytes], int, _Damage | None]:
+    """The lines of a chain, how many lead intact from genesis, and the first damaged line
+    after them (None when every line is an entry in order that links to the one before and
+    carries its own seal).
+
+    A last line without its newline is damage (the next line would be glued to it), so it is
+    not counted intact even when its entry checks.
+    """
+    prev = GENESIS
+    lines = data.splitlines()
+    for i, raw in enumerate(lines):
+        entry = parse_canonical(raw)
+        if entry is None:
+            return lines, i, _Damage(i + 1, "not canonical JSON")
+        if entry.get("index") != i or entry.get("prev") != prev or not _sealed(entry, link, seal):
+            return lines, i, _Damage(i + 1, f"entry {i} does not chain to the one before")
+        prev = entry[link]
+    if lines and not data.endswith(b"\n"):
+        return lines, len(lines) - 1, _Damage(len(lines), "the last line is cut short (no newline)")
+    return lines, len(lines), None
 
 
 def _damage(path: Path, link: str, seal: Callable[[bytes], str]) -> _Damage | None:
-    """The first damaged line of the chain in ``path``, or None when every line is an entry in
-    order that links to the one before and carries its own seal (a missing file is an empty
-    chain).
+    """The first damaged line of the chain in ``path``, or None when it is whole (a missing
+    file is an empty chain).
 
     Raises:
         AssayError: the file cannot be read (naming it).
     """
     if not os.path.lexists(path):
         return None
-    data = read_bytes(path, AssayError)
-    prev = GENESIS
-    lines = data.splitlines()
-    for i, raw in enumerate(lines):
-        entry = parse_canonical(raw)
-        if entry is None:
-            return _Damage(i + 1, "not canonical JSON", False)
-        if entry.get("index") != i or entry.get("prev") != prev or not _sealed(entry, link, seal):
-            return _Damage(i + 1, f"entry {i} does not chain to the one before", True)
-        prev = entry[link]
-    if lines and not data.endswith(b"\n"):  # the next line would be glued to this one
-        return _Damage(len(lines), "the last line is cut short (no newline)", False)
-    return None
+    return _scan(read_bytes(path, AssayError), link, seal)[2]
 
 
 def _refuse_damaged(path: Path, link: str, seal: Callable[[bytes], str], what: str) -> None:
@@ -166,7 +181,7 @@ def _refuse_damaged(path: Path, link: str, seal: Callable[[bytes], str], what: s
     found = _damage(path, link, seal)
     if found is None:
         return
-    line, problem, _ = found
+    line, problem = found
     if line > 1:
         repair = f"lines 1-{line - 1} are intact: keep only them (head -n {line - 1})"
     else:
@@ -266,52 +281,79 @@ def store(
     return attestation_id
 
 
+class ChainCheck(NamedTuple):
+    """What one chain says of one attestation."""
+
+    problem: str | None  # why the attestation fails this chain; None: it passes
+    note: str | None = None  # damage after its entry: it passes, but the chain needs repair
+
+
 def _check_chain(
     path: Path,
     link: str,
     seal: Callable[[bytes], str],
-    names: tuple[str, str, str],
+    names: tuple[str, str],
     wanted: Callable[[dict[str, Any]], bool],
-) -> str | None:
-    """None when every entry of the chain in ``path`` is in order, links to the previous one
-    and carries its own seal, and one entry is ``wanted``; else why not. ``names`` are the
-    file's, the chain's and the record's names for messages."""
-    file_name, chain_name, record_name = names
+) -> ChainCheck:
+    """Whether the chain in ``path`` holds a ``wanted`` entry, checked from genesis up to and
+    including it: lines appended after it (a forged one included) cannot change its verdict,
+    and damage there is a note. ``names`` are the file's and the record's names for messages.
+    """
+    file_name, record_name = names
     try:
-        damage = _damage(path, link, seal)
-        chain = read_chain(path) if damage is None else []
+        data = read_bytes(path, AssayError) if os.path.lexists(path) else b""
     except AssayError:
-        return f"{file_name} is unreadable"
-    if damage is not None and damage.unlinked:
-        return f"{chain_name} is broken at entry {damage.line - 1}"
-    if damage is not None:
-        return f"{file_name} is damaged at line {damage.line} ({damage.problem})"
-    return (
-        None
-        if any(wanted(entry) for entry in chain)
-        else f"the attestation is not in {record_name}"
-    )
+        return ChainCheck(f"{file_name} is unreadable")
+    lines, intact, damage = _scan(data, link, seal)
+    found = _wanted_line(lines[:intact], 1, wanted)
+    if damage is None:
+        return ChainCheck(None if found else f"the attestation is not in {record_name}")
+    where = f"{file_name} is damaged at {path}:{damage.line} ({damage.problem})"
+    if found:
+        return ChainCheck(
+            None,
+            f"{where}, after this attestation's entry (line {found}); "
+            "sealing refuses until it is repaired",
+        )
+    later = _wanted_line(lines[damage.line - 1 :], damage.line, wanted)
+    if later == damage.line:
+        return ChainCheck(f"{where}: it is this attestation's entry")
+    if later:
+        return ChainCheck(f"{where}, before this attestation's entry (line {later})")
+    return ChainCheck(f"{where}, and the attestation is not in the intact lines before it")
 
 
-def check_lineage(root: Path, attestation_id: str, folder: Path | None = None) -> str | None:
-    """None when the lineage chain is whole and holds the id, else why not."""
+def _wanted_line(
+    lines: list[bytes], first: int, wanted: Callable[[dict[str, Any]], bool]
+) -> int | None:
+    """The number of the first line (counting from ``first``) holding a ``wanted`` entry."""
+    for number, raw in enumerate(lines, start=first):
+        entry = parse_canonical(raw)
+        if entry is not None and wanted(entry):
+            return number
+    return None
+
+
+def check_lineage(root: Path, attestation_id: str, folder: Path | None = None) -> ChainCheck:
+    """Whether the lineage holds the id, its chain whole up to that entry."""
     return _check_chain(
         attest_dir(root, folder) / "lineage.jsonl",
         "hash",
-        lambda data: hashlib.sha256(data).hexdigest(),
-        ("the lineage file", "the lineage chain", "the lineage"),
+        _lineage_seal,
+        ("the lineage file", "the lineage"),
         lambda entry: entry.get("id") == attestation_id,
     )
 
 
 def check_audit(
     root: Path, key: bytes, attestation_id: str, verdict: str, folder: Path | None = None
-) -> str | None:
-    """None when the audit chain is whole (HMACs check) and records this id and verdict."""
+) -> ChainCheck:
+    """Whether the audit log records this id and verdict, its chain whole (HMACs check) up to
+    that entry."""
     return _check_chain(
         attest_dir(root, folder) / "audit.jsonl",
         "mac",
-        lambda data: hmac.new(key, data, hashlib.sha256).hexdigest(),
-        ("the audit log", "the audit chain", "the audit log"),
+        _audit_seal(key),
+        ("the audit log", "the audit log"),
         lambda entry: entry.get("id") == attestation_id and entry.get("verdict") == verdict,
     )

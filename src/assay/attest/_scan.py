@@ -17,7 +17,7 @@ import hmac
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,6 +31,7 @@ GROUND_TRUTH_SHORT: Final = "ground_truth_short"
 GROUND_TRUTH_PATH: Final = "ground_truth_path"
 OUT_OF_SCOPE_PATH: Final = "out_of_scope_path"
 OUT_OF_SCOPE_ENDPOINT: Final = "out_of_scope_endpoint"
+PATH_CLASSES: Final = frozenset({GROUND_TRUTH_PATH, OUT_OF_SCOPE_PATH})
 
 
 def words_of(text: str) -> list[str]:
@@ -203,3 +204,20 @@ def matches_of(
             classes.add(GROUND_TRUTH_SHINGLE if d in shingles else GROUND_TRUTH_SHORT)
         out.extend({"event": entry["index"], "class": c} for c in sorted(classes))
     return out
+
+
+def evidence_where(
+    event: Mapping[str, Any], cls: str, worktree: str, holds_truth: Callable[[str], bool]
+) -> str:
+    """Where one match was seen, for a reader of the record: the path a path class names (made
+    absolute against the worktree, symlinks not followed: the path the agent named), the
+    endpoint of an endpoint class, else (a content match) the event's kind.
+
+    Never text the agent saw: a path or endpoint that itself holds ground truth (a file named
+    after the answer) is named by the event's kind too. Verify re-derives it from the journal.
+    """
+    field = "path" if cls in PATH_CLASSES else "endpoint" if cls == OUT_OF_SCOPE_ENDPOINT else ""
+    value = event.get(field)
+    if not isinstance(value, str) or holds_truth(value):
+        return str(event["kind"])
+    return os.path.normpath(os.path.join(worktree, value)) if field == "path" else value

@@ -5,21 +5,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from assay.attest._canonical import canonical_json
-from assay.attest._journal import JournalError, iter_events
+from assay.attest._journal import GENESIS, JournalError, iter_events
 from assay.attest._key import key_id
 from assay.attest._ledger import store
 from assay.attest._scan import (
     DEFAULT_K,
+    Truth,
     build_truth,
     endpoint_flags,
     event_texts,
+    evidence_where,
     match_plain,
     matches_of,
     path_flags,
@@ -44,6 +46,90 @@ def sign(key: bytes, record: dict[str, Any]) -> str:
     return hmac.new(key, canonical_json(body), hashlib.sha256).hexdigest()
 
 
+ISOLATION_KINDS: Final = ("bubblewrap", "docker", "none")
+
+
+def isolation_field(isolation: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's ``isolation``: what fenced the agent off, as the runner states it, signed
+    with the verdict, so a reader knows what a CLEAN was earned under (``none``: nothing but
+    the journal). ``not_mounted`` are the paths kept out of the agent's view, sorted.
+
+    Raises:
+        AssayError: an unknown key, a kind not in ``ISOLATION_KINDS``, a path not a string.
+    """
+    unknown = sorted(str(k) for k in set(isolation) - {"kind", "not_mounted"})
+    if unknown:
+        raise AssayError(f"unknown key {unknown[0]!r} (kind, not_mounted)", field="isolation")
+    kind = isolation.get("kind")
+    if not isinstance(kind, str) or kind not in ISOLATION_KINDS:
+        kinds = ", ".join(ISOLATION_KINDS)
+        raise AssayError(f"{kind!r} is not one of {kinds}", field="isolation.kind")
+    paths = isolation.get("not_mounted", [])
+    if not isinstance(paths, list | tuple | set | frozenset) or not all(
+        isinstance(p, str) for p in paths
+    ):
+        raise AssayError("not a list of path strings", field="isolation.not_mounted")
+    return {"kind": kind, "not_mounted": sorted(set(paths))}
+
+
+@dataclass(slots=True)
+class _Scanned:
+    """A journal scanned against the commitment and the scope."""
+
+    activity: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]
+    head: str = GENESIS
+    count: int = 0
+
+
+def _scan_journal(
+    journal: Path, truth: Truth, commitment: dict[str, Any], scope: dict[str, Any]
+) -> _Scanned:
+    """Per event its activity entry (digests matched, boundary flags) and the evidence of its
+    matches (where each was seen: no text).
+
+    Raises:
+        JournalError: a broken journal. OSError: an unreadable one.
+    """
+    scanned = _Scanned([], [])
+
+    def holds_truth(text: str) -> bool:
+        return bool(match_plain(truth, text))
+
+    for event in iter_events(journal):
+        digests: set[str] = set()
+        for text in event_texts(event):
+            digests |= match_plain(truth, text)
+        flags: list[str] = []
+        if isinstance(event.get("path"), str):
+            flags += path_flags(
+                event["path"],
+                scope["worktree"],
+                scope["goldens"],
+                follow=True,
+                allow=scope.get("allow_paths", []),
+            )
+        if isinstance(event.get("endpoint"), str):
+            flags += endpoint_flags(event["endpoint"], scope["allow_endpoints"])
+        entry = {
+            "index": event["index"],
+            "kind": event["kind"],
+            "hash": event["hash"],
+            "digests": sorted(digests),
+            "flags": sorted(set(flags)),
+        }
+        scanned.activity.append(entry)
+        scanned.evidence.extend(
+            {
+                **match,
+                "where": evidence_where(event, match["class"], scope["worktree"], holds_truth),
+            }
+            for match in matches_of([entry], commitment)
+        )
+        scanned.head, scanned.count = event["hash"], scanned.count + 1
+    return scanned
+
+
 def build_record(
     task: Golden,
     goldens_root: Path,
@@ -56,50 +142,36 @@ def build_record(
     *,
     allow_paths: Sequence[str] = (),
     given: Sequence[str] = (),
+    isolation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The signed attestation record (nothing is written).
 
     ``allow_paths`` are folders (or files) outside the worktree the agent may read (the system,
     its toolchain); ``given`` are the texts it was handed (its instruction, the fixture), whose
-    shingles are not committed.
+    shingles are not committed; ``isolation`` is how the agent was fenced off (see
+    :func:`isolation_field`; None: not stated, the record has no ``isolation``).
 
     Raises:
-        GoldenError: an unreadable reference file. AssayError: a broken journal.
+        GoldenError: an unreadable reference file. AssayError: a broken journal, a malformed
+            ``isolation``.
     """
+    fence = isolation_field(isolation) if isolation is not None else None
     truth = build_truth(key, ground_truth(task), k, given)
     commitment = truth.commitment()
-    worktree_real = os.path.realpath(worktree)
-    goldens_real = os.path.realpath(goldens_root)
     allowed = sorted({os.path.realpath(a) for a in allow_paths})
-    activity: list[dict[str, Any]] = []
-    head, count = "0" * 64, 0
+    scope: dict[str, Any] = {
+        "worktree": os.path.realpath(worktree),
+        "goldens": os.path.realpath(goldens_root),
+        "allow_endpoints": sorted({a.strip().lower() for a in allow}),
+        **({"allow_paths": allowed} if allowed else {}),
+    }
     try:
-        for event in iter_events(journal):
-            digests: set[str] = set()
-            for text in event_texts(event):
-                digests |= match_plain(truth, text)
-            flags: list[str] = []
-            if isinstance(event.get("path"), str):
-                flags += path_flags(
-                    event["path"], worktree_real, goldens_real, follow=True, allow=allowed
-                )
-            if isinstance(event.get("endpoint"), str):
-                flags += endpoint_flags(event["endpoint"], allow)
-            activity.append(
-                {
-                    "index": event["index"],
-                    "kind": event["kind"],
-                    "hash": event["hash"],
-                    "digests": sorted(digests),
-                    "flags": sorted(set(flags)),
-                }
-            )
-            head, count = event["hash"], count + 1
+        scanned = _scan_journal(journal, truth, commitment, scope)
     except JournalError as exc:
         raise AssayError(f"the journal is broken: {exc}", source=str(journal)) from None
     except OSError as exc:
         raise AssayError(f"cannot read the journal: {exc.strerror}", source=str(journal)) from None
-    matches = matches_of(activity, commitment)
+    matches = matches_of(scanned.activity, commitment)
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -110,15 +182,12 @@ def build_record(
         },
         "key_id": key_id(key),
         "commitment": commitment,
-        "scope": {
-            "worktree": worktree_real,
-            "goldens": goldens_real,
-            "allow_endpoints": sorted({a.strip().lower() for a in allow}),
-            **({"allow_paths": allowed} if allowed else {}),
-        },
-        "journal": {"head": head, "events": count},
-        "activity": activity,
+        "scope": scope,
+        **({"isolation": fence} if fence is not None else {}),
+        "journal": {"head": scanned.head, "events": scanned.count},
+        "activity": scanned.activity,
         "matches": matches,
+        "evidence": scanned.evidence,
         "verdict": "DIRTY" if matches else "CLEAN",
     }
     record["signature"] = sign(key, record)
@@ -139,13 +208,15 @@ def seal(
     allow_paths: Sequence[str] = (),
     given: Sequence[str] = (),
     folder: Path | None = None,
+    isolation: Mapping[str, Any] | None = None,
 ) -> Sealed:
     """Build, store and chain an attestation in ``folder``, the store (default: the project's
-    ``assay-attestations/`` under ``root``).
+    ``assay-attestations/`` under ``root``), stating ``isolation`` (see :func:`build_record`).
 
     Raises:
         AssayError: unknown task, unreadable reference file, broken journal, bad worktree, a
-            damaged lineage or audit log (naming its line), a failed write (nothing is kept).
+            malformed ``isolation``, a damaged lineage or audit log (naming its line), a failed
+            write (nothing is kept).
     """
     task = next((t for t in tasks if t.id == task_id), None)
     if task is None:
@@ -154,7 +225,16 @@ def seal(
         raise AssayError("the worktree is not a folder", source=str(worktree), field="--worktree")
     run = run_id or datetime.now(UTC).strftime("run_%Y%m%dT%H%M%S_%fZ")
     record = build_record(
-        task, goldens_root, journal, worktree, allow, run, key, allow_paths=allow_paths, given=given
+        task,
+        goldens_root,
+        journal,
+        worktree,
+        allow,
+        run,
+        key,
+        allow_paths=allow_paths,
+        given=given,
+        isolation=isolation,
     )
     # The record and its lineage and audit entries land together or not at all.
     attestation_id = store(

@@ -5,10 +5,13 @@
 3. ``signature``: the record's HMAC checks.
 4. ``coverage``: the coverage counts match the committed digests.
 5. ``rescan``: every embedded digest is committed, the matches re-derived from the activity equal
-   the recorded ones, and so does the verdict.
+   the recorded ones, and so do the verdict and the evidence's (event, class) pairs; the
+   isolation, when stated, is well formed.
 6. ``journal`` (with ``--journal``): the journal chains from genesis to the recorded head, and
-   the activity re-extracted from it equals the embedded activity.
-7. ``lineage`` and ``audit``: both chains are whole and hold this attestation.
+   the activity and the evidence re-extracted from it equal the embedded ones.
+7. ``lineage`` and ``audit``: each chain holds this attestation, whole from genesis up to its
+   entry. What was appended after that entry cannot change this verdict (anyone can append to
+   a file): damage there is a note of the result, not a failure.
 
 The id may be given with or without its ``sha256:`` prefix. The record is looked up in the store
 folder; a record found only in the old store (``.assay/attestations/``) is verified there, with
@@ -35,26 +38,57 @@ from assay.attest._ledger import (
     parse_id,
     record_path,
 )
-from assay.attest._scan import endpoint_flags, event_texts, match_digests, matches_of, path_flags
-from assay.attest._seal import sign
+from assay.attest._scan import (
+    endpoint_flags,
+    event_texts,
+    evidence_where,
+    match_digests,
+    matches_of,
+    path_flags,
+)
+from assay.attest._seal import isolation_field, sign
+from assay.errors import AssayError
 
 
 @dataclass(frozen=True, slots=True)
 class Verification:
+    """The result of :func:`verify`.
+
+    ``isolation`` (the record's, None when it states none) and ``evidence`` (where each match
+    was seen) are the record's, set when it verified; ``notes`` name damage found after the
+    record's entries in the lineage or audit log, which does not fail it.
+    """
+
     ok: bool
     reason: str | None
     id: str
     verdict: str | None
     task: str | None = None
+    isolation: dict[str, Any] | None = None
+    evidence: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "reason": self.reason, "id": self.id, "verdict": self.verdict}
+        return {
+            "ok": self.ok,
+            "reason": self.reason,
+            "id": self.id,
+            "verdict": self.verdict,
+            "isolation": self.isolation,
+            "evidence": list(self.evidence),
+            "notes": list(self.notes),
+        }
 
 
-def _fail(attestation_id: str, reason: str, record: dict[str, Any] | None = None) -> Verification:
+def _fail(
+    attestation_id: str,
+    reason: str,
+    record: dict[str, Any] | None = None,
+    notes: tuple[str, ...] = (),
+) -> Verification:
     verdict = record.get("verdict") if record else None
     task = record.get("task", {}).get("id") if record else None
-    return Verification(False, reason, attestation_id, verdict, task)
+    return Verification(False, reason, attestation_id, verdict, task, notes=notes)
 
 
 _PATH_CLASSES = frozenset({"out_of_scope_path", "ground_truth_path"})
@@ -76,47 +110,78 @@ def _flags_consistent(
     return resolved is None or path_recorded == resolved
 
 
-def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
+def _event_matches(
+    entry: dict[str, Any], event: dict[str, Any], record: dict[str, Any], key: bytes
+) -> bool:
+    """One journal event re-scanned equals its embedded activity entry."""
     commitment, scope = record["commitment"], record["scope"]
+    digests: set[str] = set()
+    for text in event_texts(event):
+        digests |= match_digests(key, commitment, text)
+    has_path = isinstance(event.get("path"), str)
+    resolved: set[str] | None = None
+    if os.path.isdir(scope["worktree"]):
+        resolved = set()
+        if has_path:
+            resolved = set(
+                path_flags(
+                    event["path"],
+                    scope["worktree"],
+                    scope["goldens"],
+                    follow=True,
+                    allow=scope.get("allow_paths", []),
+                )
+            )
+    endpoint = (
+        endpoint_flags(event["endpoint"], scope["allow_endpoints"])
+        if isinstance(event.get("endpoint"), str)
+        else []
+    )
+    return (
+        entry.get("hash") == event["hash"]
+        and entry.get("kind") == event["kind"]
+        and sorted(digests) == entry.get("digests")
+        and _flags_consistent(set(entry.get("flags", [])), resolved, set(endpoint), has_path)
+    )
+
+
+def _evidence_by_event(record: dict[str, Any]) -> dict[int, list[tuple[str, str]]] | None:
+    """The recorded evidence as event index -> [(class, where)] (None: the record has none)."""
+    evidence = record.get("evidence")
+    if evidence is None:
+        return None
+    out: dict[int, list[tuple[str, str]]] = {}
+    for entry in evidence:
+        out.setdefault(entry["event"], []).append((entry["class"], entry["where"]))
+    return out
+
+
+def _where_matches(
+    event: dict[str, Any], wanted: list[tuple[str, str]], record: dict[str, Any], key: bytes
+) -> bool:
+    """Each recorded ``where`` of this event is the one the journal gives (see
+    ``evidence_where``: a path or endpoint holding ground truth is named by the kind)."""
+
+    def holds_truth(text: str) -> bool:
+        return bool(match_digests(key, record["commitment"], text))
+
+    worktree = record["scope"]["worktree"]
+    return all(where == evidence_where(event, cls, worktree, holds_truth) for cls, where in wanted)
+
+
+def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
     embedded = record["activity"]
-    resolvable = os.path.isdir(scope["worktree"])
+    by_event = _evidence_by_event(record)
     head, count = "0" * 64, 0
     try:
         for event in iter_events(journal):
             if count >= len(embedded):
                 return "journal: it holds more events than the attestation"
-            entry = embedded[count]
-            digests: set[str] = set()
-            for text in event_texts(event):
-                digests |= match_digests(key, commitment, text)
-            resolved: set[str] | None = set() if resolvable else None
-            if resolvable and isinstance(event.get("path"), str):
-                resolved = set(
-                    path_flags(
-                        event["path"],
-                        scope["worktree"],
-                        scope["goldens"],
-                        follow=True,
-                        allow=scope.get("allow_paths", []),
-                    )
-                )
-            endpoint = (
-                endpoint_flags(event["endpoint"], scope["allow_endpoints"])
-                if isinstance(event.get("endpoint"), str)
-                else []
-            )
-            if (
-                entry.get("hash") != event["hash"]
-                or entry.get("kind") != event["kind"]
-                or sorted(digests) != entry.get("digests")
-                or not _flags_consistent(
-                    set(entry.get("flags", [])),
-                    resolved,
-                    set(endpoint),
-                    isinstance(event.get("path"), str),
-                )
-            ):
+            if not _event_matches(embedded[count], event, record, key):
                 return f"journal: event {event['index']} does not match the embedded activity"
+            wanted = [] if by_event is None else by_event.get(event["index"], [])
+            if not _where_matches(event, wanted, record, key):
+                return f"journal: event {event['index']} does not match the evidence"
             head, count = event["hash"], count + 1
     except JournalError as exc:
         return f"journal: {exc}"
@@ -126,6 +191,64 @@ def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
         return "journal: it has fewer events than the attestation (trimmed?)"
     if head != record["journal"]["head"]:
         return "journal: its head hash differs from the recorded head"
+    return None
+
+
+def _evidence_consistent(evidence: Any, matches: list[dict[str, Any]]) -> bool:
+    """The evidence names the matches' (event, class) pairs, in order, each with a ``where``
+    (a record sealed before records held evidence has none: nothing to check)."""
+    if evidence is None:
+        return True
+    return (
+        isinstance(evidence, list)
+        and all(
+            isinstance(e, dict)
+            and set(e) == {"event", "class", "where"}
+            and isinstance(e["where"], str)
+            for e in evidence
+        )
+        and [{"event": e["event"], "class": e["class"]} for e in evidence] == matches
+    )
+
+
+def _isolation_well_formed(isolation: Any) -> bool:
+    """No isolation stated, or one as :func:`isolation_field` writes it."""
+    if isolation is None:
+        return True
+    try:
+        return isinstance(isolation, dict) and isolation_field(isolation) == isolation
+    except AssayError:
+        return False
+
+
+def _rescan(record: dict[str, Any]) -> str | None:
+    """The first inconsistency of the record with itself: coverage, digests, matches, verdict,
+    evidence, isolation (None: consistent).
+
+    Raises:
+        KeyError, TypeError, AttributeError: a required field is missing or malformed.
+    """
+    commitment = record["commitment"]
+    coverage = commitment["coverage"]
+    if (
+        coverage["shingles"] != len(commitment["shingles"])
+        or coverage["short_texts"] != len(commitment["short"])
+        or coverage["sources"] < 0
+    ):
+        return "coverage: counts do not match the commitment"
+    committed = set(commitment["shingles"]) | set(commitment["short"])
+    for entry in record["activity"]:
+        if not set(entry.get("digests", [])) <= committed:
+            return "rescan: an embedded digest is not committed"
+    derived = matches_of(record["activity"], commitment)
+    if derived != record["matches"]:
+        return "rescan: the matches differ from the activity"
+    if ("DIRTY" if derived else "CLEAN") != record["verdict"]:
+        return "rescan: the verdict differs from the matches"
+    if not _evidence_consistent(record.get("evidence"), derived):
+        return "rescan: the evidence differs from the matches"
+    if not _isolation_well_formed(record.get("isolation")):
+        return "record: the isolation is malformed"
     return None
 
 
@@ -141,6 +264,16 @@ def _store_of(root: Path, attestation_id: str, folder: Path | None) -> Path:
     ):
         return legacy
     return store
+
+
+def _read_record(path: Path) -> bytes | None:
+    """The record's bytes (a symlink is not followed), None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def verify(
@@ -161,12 +294,8 @@ def verify(
     # hash comparison below never mistakes the missing prefix for a changed byte.
     attestation_id = canonical
     folder = _store_of(root, attestation_id, folder)
-    path = record_path(root, attestation_id, folder)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _read_record(record_path(root, attestation_id, folder))
+    if data is None:
         return _fail(attestation_id, "record: no such attestation")
     if "sha256:" + hashlib.sha256(data).hexdigest() != attestation_id:
         return _fail(attestation_id, "record: its bytes do not hash to its id (modified)")
@@ -178,33 +307,35 @@ def verify(
     if not hmac.compare_digest(str(record.get("signature")), sign(key, record)):
         return _fail(attestation_id, "signature: the record's HMAC does not check", record)
     try:
-        commitment = record["commitment"]
-        coverage = commitment["coverage"]
-        if (
-            coverage["shingles"] != len(commitment["shingles"])
-            or coverage["short_texts"] != len(commitment["short"])
-            or coverage["sources"] < 0
-        ):
-            return _fail(attestation_id, "coverage: counts do not match the commitment", record)
-        committed = set(commitment["shingles"]) | set(commitment["short"])
-        for entry in record["activity"]:
-            if not set(entry.get("digests", [])) <= committed:
-                return _fail(attestation_id, "rescan: an embedded digest is not committed", record)
-        derived = matches_of(record["activity"], commitment)
-        if derived != record["matches"]:
-            return _fail(attestation_id, "rescan: the matches differ from the activity", record)
-        if ("DIRTY" if derived else "CLEAN") != record["verdict"]:
-            return _fail(attestation_id, "rescan: the verdict differs from the matches", record)
-        if journal is not None:
+        problem = _rescan(record)
+        if problem is None and journal is not None:
             problem = _reextract(record, key, journal)
-            if problem is not None:
-                return _fail(attestation_id, problem, record)
     except (KeyError, TypeError, AttributeError):
-        return _fail(attestation_id, "record: a required field is missing or malformed", record)
-    problem = check_lineage(root, attestation_id, folder)
+        problem = "record: a required field is missing or malformed"
     if problem is not None:
-        return _fail(attestation_id, f"lineage: {problem}", record)
-    problem = check_audit(root, key, attestation_id, record["verdict"], folder)
-    if problem is not None:
-        return _fail(attestation_id, f"audit: {problem}", record)
-    return Verification(True, None, attestation_id, record["verdict"], record["task"]["id"])
+        return _fail(attestation_id, problem, record)
+    return _check_chains(root, attestation_id, key, record, folder)
+
+
+def _check_chains(
+    root: Path, attestation_id: str, key: bytes, record: dict[str, Any], folder: Path
+) -> Verification:
+    """The lineage, then the audit log: the first failure, or the verified record with the
+    notes of damage found after its entries."""
+    notes: tuple[str, ...] = ()
+    lineage = check_lineage(root, attestation_id, folder)
+    audit = check_audit(root, key, attestation_id, record["verdict"], folder)
+    for name, (problem, note) in (("lineage", lineage), ("audit", audit)):
+        notes += (f"{name}: {note}",) if note is not None else ()
+        if problem is not None:
+            return _fail(attestation_id, f"{name}: {problem}", record, notes)
+    return Verification(
+        True,
+        None,
+        attestation_id,
+        record["verdict"],
+        record["task"]["id"],
+        record.get("isolation"),
+        tuple(record.get("evidence", [])),
+        notes,
+    )

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from assay.attest import Verification
 
 
 @click.group("attest")
@@ -116,7 +120,12 @@ def seal_command(
     help="Also check the journal chains to the recorded head and matches the record.",
 )
 @click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print {ok, reason, id, verdict}.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {ok, reason, id, verdict, isolation, evidence, notes}.",
+)
 def verify_command(
     attestation_id: str, journal: Path | None, key_file: Path | None, as_json: bool
 ) -> int:
@@ -141,8 +150,26 @@ def verify_command(
         from assay.views import dump_json
 
         click.echo(dump_json(result.to_dict()), nl=False)
-    elif result.ok:
-        click.echo(f"valid: {result.id} {result.verdict}")
     else:
-        click.echo(f"invalid: {result.id}: {result.reason}")
+        for line in verification_lines(result):
+            click.echo(line)
     return 0 if result.ok else 1
+
+
+def verification_lines(result: Verification) -> list[str]:
+    """The text of ``attest verify``: the verdict; for a valid record what it states of its
+    isolation and where each match was seen; then any note of damage after its entries."""
+    if not result.ok:
+        lines = [f"invalid: {result.id}: {result.reason}"]
+    else:
+        lines = [f"valid: {result.id} {result.verdict}", f"isolation: {_isolation(result)}"]
+        lines += [f"  event {e['event']}: {e['class']}: {e['where']}" for e in result.evidence]
+    return lines + [f"note: {note}" for note in result.notes]
+
+
+def _isolation(result: Verification) -> str:
+    """``bubblewrap (not mounted: /a, /b)``; ``not recorded`` for a record that states none."""
+    if result.isolation is None:
+        return "not recorded"
+    kind, hidden = result.isolation["kind"], result.isolation["not_mounted"]
+    return f"{kind} (not mounted: {', '.join(hidden)})" if hidden else str(kind)

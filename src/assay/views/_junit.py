@@ -4,7 +4,8 @@ One ``<testsuite>`` per candidate (``agent`` for an agent run, whose composite s
 components become the suite's properties), one ``<testcase>`` per golden or task (with the
 task's duration as ``time``). ``fail`` is a ``<failure>``,
 ``no-output`` and ``error`` are ``<error>`` (the candidate produced nothing scorable), and
-``needs-judge`` is ``<skipped>`` (nothing decided it). Under ``--check``, or when a gate threshold
+``needs-judge`` is ``<skipped>`` (nothing decided it); why a task zeroed Safety is in its
+failure's text, else its ``<system-out>``. Under ``--check``, or when a gate threshold
 failed, an extra ``assay-gate`` suite carries one failing case per regression plus a ``gate`` case,
 so a CI test view shows why the job went red. Counts on each suite match the candidate's summary.
 """
@@ -83,6 +84,9 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportConte
         _sub(case, "error", {"message": message, "type": status}, notes or None)
     elif status == "needs-judge":
         _sub(case, "skipped", {"message": _short(notes or "needs a judge")})
+    if result.get("safety") and status != "fail":  # a failure's body already says it
+        # A task can pass and still zero Safety (a DIRTY attestation): CI must show why too.
+        _sub(case, "system-out", {}, f"safety: {result['safety']}")
 
 
 def _counts(suite: ET.Element) -> dict[str, int]:
