@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh clone: a venv, the dev dependencies, then lint, format,
 # strict types and the tests. CI runs exactly this (.ci/run).
 #
-# Real parts in tests: the HTML report is tested in Debian's chromium, agent runs are traced by
-# Debian's strace (both installed here when missing and we are root), --executor ray runs on a
+# Real parts in tests: the HTML report is tested in Debian's chromium, agent runs are sandboxed
+# by Debian's bubblewrap (with libseccomp's filter) and traced by Debian's strace (all installed
+# here when missing and we are root), --executor ray runs on a
 # real Ray cluster of two processes (the ray extra), the embedding backend runs
 # with the real model (the CPU build of torch is installed from the machine's wheel folder
 # first, so pip never pulls a multi-GB CUDA build).
@@ -13,6 +14,8 @@ cd "$(dirname "$0")/.."
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || missing="$missing libseccomp2"
 if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq >/dev/null && apt-get install -y -qq $missing >/dev/null
 fi

@@ -464,9 +464,17 @@ def test_settings_override_one_baseline_keeps_the_other_default() -> None:
 @pytest.mark.parametrize(
     ("fields", "tel", "passed"),
     [
-        # no signals declared: nothing about signals is required
+        # no signals declared: none need be checked, but every check that ran must pass
         ({}, {}, True),
-        ({}, {"completion_signals_checked": 3, "completion_signals_passed": 1}, True),
+        ({}, {"completion_signals_checked": 3, "completion_signals_passed": 1}, False),
+        # verify counts as a check: a verify-only task needs it checked and passed
+        ({"verify": "pytest"}, {}, False),
+        ({"verify": "pytest"}, {"completion_signals_checked": 1}, False),
+        (
+            {"verify": "pytest"},
+            {"completion_signals_checked": 1, "completion_signals_passed": 1},
+            True,
+        ),
         # declared signals: at least one checked, all checked passed
         ({"completion_signals": ["x", "y"]}, {}, False),
         (

@@ -173,7 +173,8 @@ def test_a_worker_killed_mid_task_is_a_crashed_task(tmp_path: Path, cluster: Ray
     three_tasks(tmp_path, "fix-die")
     (tmp_path / "kill_worker.py").write_text(KILL_WORKER, encoding="utf-8")
     agent = AGENT.replace("*)", f'fix-die) python3 "{tmp_path}/kill_worker.py" ;; *)')
-    ray_args = ["--executor", "ray", "--ray-address", cluster.address]
+    # No sandbox: this agent reaches out to kill the Ray worker that runs it.
+    ray_args = ["--executor", "ray", "--ray-address", cluster.address, "--isolation", "none"]
     before = set(Path(tempfile.gettempdir()).glob("assay-agent-*"))
     document, err, folder = run_json(tmp_path, "--agent", agent, *ray_args, env=cluster.env)
     left = set(Path(tempfile.gettempdir()).glob("assay-agent-*")) - before
@@ -196,7 +197,7 @@ def test_a_worker_killed_mid_task_is_a_crashed_task(tmp_path: Path, cluster: Ray
     assert "ActorDiedError" in lost["x_lost"]
     (tmp_path / "goldens/smoke/fix-pass").rename(tmp_path / "fix-pass")  # only fix-die now
     (tmp_path / "goldens/smoke/fix-fail").rename(tmp_path / "fix-fail")
-    crashing, _, _ = run_json(tmp_path, "--agent", "exit 3", env=cluster.env)
+    crashing, _, _ = run_json(tmp_path, "--agent", "exit 3", "--isolation", "none", env=cluster.env)
     [local] = crashing["results"]
     assert results["fix-die"]["failure"]["category"] == local["failure"]["category"]
     assert results["fix-die"]["status"] == local["status"] == "fail"
@@ -214,9 +215,11 @@ def test_a_local_ray_started_for_the_run_listens_on_loopback_and_stops(tmp_path:
     script = tmp_path / "listeners.py"
     script.write_text(RAY_LISTENERS, encoding="utf-8")
     agent = AGENT.replace("*)", f'fix-look) python3 "{script}" /assay-ray- ;; *)')
-    local, _, local_runs = run_json(tmp_path, "--agent", agent, "--no-journal", "--jobs", "3")
+    # No sandbox: this agent looks at the host's listening sockets.
+    bare = ("--no-journal", "--isolation", "none")
+    local, _, local_runs = run_json(tmp_path, "--agent", agent, *bare, "--jobs", "3")
     on_ray, err, ray_runs = run_json(
-        tmp_path, "--agent", agent, "--no-journal", "--executor", "ray", "--jobs", "2"
+        tmp_path, "--agent", agent, *bare, "--executor", "ray", "--jobs", "2"
     )
     assert "3 task(s) on Ray (a local Ray started for this run): 2 CPU slot(s)" in err
     ours, theirs = records(ray_runs), records(local_runs)

@@ -332,7 +332,7 @@ def execute_agent(
     if box.environment == "docker":
         from assay.agent._docker import check_images
 
-        check_images(runnable)
+        check_images(runnable, box.image)
     check_sandbox(box)
     if executor == "ray":  # before the run's folder exists: a missing Ray leaves nothing
         from assay.agent._ray import require_ray

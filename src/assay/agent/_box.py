@@ -48,6 +48,7 @@ _TRACER_ATTACH_S: Final = 10.0
 _HOLDER: Final = """
 import os, sys
 status, hold = int(sys.argv[1]), int(sys.argv[2])
+os.write(status, b"ready\\n")
 os.read(hold, 3)
 pid = os.fork()
 if pid == 0:
@@ -148,6 +149,27 @@ def _set_limits(pid: int, limits: Limits) -> None:
     resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
+def _await_ready(fd: int, process: subprocess.Popen[bytes]) -> None:
+    """Wait until the holder has started and waits for the go: the tracer, attached then, sees
+    only what the command does, never the holder's own start (which varies with the machine).
+
+    Raises:
+        AssayError: the holder did not start.
+    """
+    data = b""
+    deadline = time.monotonic() + _TRACER_ATTACH_S
+    while not data.endswith(b"\n") and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            chunk = os.read(fd, 6 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    if data != b"ready\n":
+        process.poll()
+        raise AssayError("the agent's sandbox did not start (its holder never said ready)")
+
+
 def _read_status(fd: int, deadline: float) -> tuple[int | None, bool]:
     """The command's exit status from the holder, or (None, True) at the deadline, or (None,
     False) when the holder died first."""
@@ -160,10 +182,10 @@ def _read_status(fd: int, deadline: float) -> tuple[int | None, bool]:
         if not ready:
             continue
         chunk = os.read(fd, 64)
-        if not chunk:
-            text = data.decode("ascii", errors="replace").strip()
-            return (int(text), False) if text.lstrip("-").isdigit() else (None, False)
         data += chunk
+        if not chunk or b"\n" in data:  # a line, not the pipe's end: a tracer may hold it
+            text = data.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
+            return (int(text), False) if text.lstrip("-").isdigit() else (None, False)
 
 
 def _ns_members(ns_inode: int) -> list[tuple[int, int]]:
@@ -238,6 +260,7 @@ class Sandboxed:
             # The holder, once bwrap has built the sandbox and run it: the tracer follows what
             # it starts after the go, and nothing of bwrap's own setup.
             self.root_pid = self._holder()
+            _await_ready(self._status, self._process)
             _set_limits(self.root_pid, limits)
             if trace_out is not None:
                 self._tracer = _attach(trace_out, self.root_pid)
@@ -289,7 +312,7 @@ class Sandboxed:
         duration = time.monotonic() - self._started
         orphans = 0
         if not timed_out:
-            orphans = sum(1 for _, inner in _ns_members(self._ns) if inner > 2)
+            orphans = len(self._orphans())
         self._kill()
         stdout, stderr = self._out.text(), self._err.text()
         return Finished(
@@ -302,6 +325,16 @@ class Sandboxed:
             duration,
             self.root_pid,
         )
+
+    def _orphans(self) -> set[int]:
+        """What still runs in the sandbox beside bwrap's init and the holder. Three looks, a
+        few ms apart: a process in the middle of an exec may hide its namespace for a moment."""
+        seen: set[int] = set()
+        for attempt in range(3):
+            if attempt:
+                time.sleep(0.005)
+            seen |= {pid for pid, inner in _ns_members(self._ns) if inner > 2}
+        return seen
 
     def _kill(self) -> None:
         """Kill the sandbox's first process: the kernel kills every other one with it."""
@@ -375,15 +408,11 @@ class Unsandboxed:
         stdin: Path | None = None,
         trace_out: Path | None = None,
     ) -> None:
-        from assay.agent._trace import prefix, strace_path
-
         self.limits, self._trace_out = limits, trace_out
         status_r, status_w = os.pipe()
         hold_r, self._hold_w = os.pipe()
         argv = [sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
         argv += ["sh", "-c", command]
-        if trace_out is not None:
-            argv = [*prefix(strace_path() or "strace", trace_out), *argv]
         with open(stdin or os.devnull, "rb") as source:
             self._process = subprocess.Popen(
                 argv,
@@ -402,18 +431,20 @@ class Unsandboxed:
         assert self._process.stdout is not None and self._process.stderr is not None
         self._out = _Tail(self._process.stdout, limits.output_bytes)
         self._err = _Tail(self._process.stderr, limits.output_bytes)
+        self._tracer: subprocess.Popen[bytes] | None = None
         try:
+            _await_ready(self._status, self._process)
             _set_limits(self.root_pid, limits)
-        except OSError:
+            if trace_out is not None:  # as in the sandbox: attached before the go
+                self._tracer = _attach(trace_out, self.root_pid)
+        except BaseException:
             self._kill()
             raise
         os.write(self._hold_w, b"go\n")
         self._started = time.monotonic()
 
     def _tracers(self) -> list[int]:
-        from assay.agent._trace import tracers
-
-        return tracers(self._trace_out) if self._trace_out is not None else []
+        return [self._tracer.pid] if self._tracer is not None else []
 
     def _left(self) -> list[int]:
         from assay.agent._trace import traced_by
@@ -452,6 +483,12 @@ class Unsandboxed:
                 break
             time.sleep(0.02)
         self._process.wait()
+        if self._tracer is not None:
+            try:
+                self._tracer.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._tracer.kill()
+                self._tracer.wait()
         for fd in (self._status, self._hold_w):
             with contextlib.suppress(OSError):
                 os.close(fd)

@@ -1,11 +1,15 @@
-"""The Docker environment: the same steps (verify, the agent, the signals) inside the container
-image a task names (its ``image`` field), behind the same interface as the local runner.
+"""The Docker environment: every step (verify, the agent, the signals) in a container of the
+image a task names (its ``image`` field), with the same limits and the same world as the
+bubblewrap sandbox: the worktree and the private folder (``$HOME``, ``$TMPDIR``) mounted at
+their host paths, read-write; nothing else of the host.
 
-The worktree and the agent's private folder are bind-mounted at their host paths, so
-``$ASSAY_WORKTREE`` and ``$ASSAY_TASK_PROMPT_FILE`` mean the same inside; the container runs as
-the calling user (the files it writes stay the user's) with ``--init`` (an orphan dies with the
-container), ``--network none`` for ``no_network``, and only assay's variables in its
-environment (not the host's). A container is named, so that a timeout can kill it.
+A container is started holding nothing but its init (``--init``, ``sleep``), hardened: no
+capabilities, ``no-new-privileges``, Docker's default seccomp profile, a read-only root with a
+private ``/tmp``, a process limit, a memory limit with no swap, the largest file as a ulimit,
+``--network none`` with ``no_network``. The command then runs in it with ``docker exec`` (its
+exit status is the command's); what is still running in the container when it ends is counted
+(the orphans, by ``docker top``) and killed with the container (``docker kill``, ``--rm``).
+Only assay's variables are in the container's environment (:func:`container_env`).
 """
 
 from __future__ import annotations
@@ -13,34 +17,50 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
+from assay.agent._box import Finished, Limits, _Tail
+from assay.agent._sandbox import World
 from assay.errors import AssayError, GoldenError
 from assay.goldens import Golden
 
-PASSED_ENV = (
+# The agent's variables that mean the same inside (paths are mounted at their host paths); the
+# image keeps its own PATH and LANG.
+PASSED_ENV: Final = (
     "ASSAY_TASK_PROMPT_FILE",
     "ASSAY_WORKTREE",
     "ASSAY_USAGE_FILE",
     "ASSAY_TASK_ID",
     "PYTHONDONTWRITEBYTECODE",
+    "PYTEST_ADDOPTS",
+    "HOME",
     "TMPDIR",
 )
+PIDS_LIMIT: Final = 512
+_DOCKER_S: Final = 60.0  # for docker's own commands (run, top, kill)
 
 
-def check_images(tasks: Sequence[Golden]) -> None:
-    """Every task to run names its image.
+def image_of(task: Golden, default: str | None) -> str | None:
+    """The image a task runs in: its own ``image``, else the run's ``--image``."""
+    own = task.fields.get("image")
+    return str(own) if own else default
+
+
+def check_images(tasks: Sequence[Golden], default: str | None = None) -> None:
+    """Every task to run has an image (its own, or the run's ``--image``).
 
     Raises:
         GoldenError: naming the first task without one.
     """
     for task in tasks:
-        if not task.fields.get("image"):
+        if image_of(task, default) is None:
             raise GoldenError(
                 "--environment docker runs each task in the container image it names; "
-                "this task names none",
+                "this task names none (or give one for all: --image)",
                 source=task.source,
                 field="image",
             )
@@ -74,29 +94,116 @@ def container_name(task_id: str) -> str:
     return f"assay-{safe}-{uuid.uuid4().hex[:8]}"
 
 
-def wrap(
-    argv: Sequence[str],
-    *,
-    image: str,
-    name: str,
-    mounts: Sequence[Path],
-    workdir: Path,
-    env: Mapping[str, str],
-    no_network: bool,
+def container_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The part of the agent's environment that goes into the container."""
+    return {k: env[k] for k in PASSED_ENV if k in env}
+
+
+def run_argv(
+    *, image: str, name: str, world: World, env: Mapping[str, str], limits: Limits
 ) -> list[str]:
-    """``argv`` as a ``docker run`` of ``image``."""
-    out = ["docker", "run", "--rm", "--init", "--name", name, "-i"]
-    out += ["--user", f"{os.getuid()}:{os.getgid()}", "-w", str(workdir)]
-    for mount in mounts:
+    """``docker run`` of a container that holds the sandbox open (the command comes by exec)."""
+    memory = f"{limits.memory_mb}m"
+    out = ["docker", "run", "--rm", "-d", "--init", "--name", name]
+    out += ["--user", f"{os.getuid()}:{os.getgid()}", "-w", str(world.worktree)]
+    out += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+    out += ["--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=512m"]
+    out += ["--pids-limit", str(PIDS_LIMIT), "--memory", memory, "--memory-swap", memory]
+    size = limits.file_mb << 20
+    out += ["--ulimit", f"fsize={size}:{size}", "--ulimit", "core=0", "--log-driver", "none"]
+    for mount in (world.worktree, world.private):
         out += ["-v", f"{mount}:{mount}"]
-    for key in PASSED_ENV:
-        if key in env:
-            out += ["-e", f"{key}={env[key]}"]
-    if no_network:
+    for key, value in sorted(container_env(env).items()):
+        out += ["-e", f"{key}={value}"]
+    if world.no_network:
         out += ["--network", "none"]
-    return [*out, image, *argv]
+    return [*out, image, "sleep", "2147483647"]
 
 
-def kill(name: str) -> None:
-    """Stop a container that outlived its limit (it is removed with ``--rm``)."""
-    subprocess.run(["docker", "kill", name], capture_output=True, timeout=30)
+def _docker(*args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["docker", *args], capture_output=True, text=True, timeout=_DOCKER_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise AssayError(f"docker {args[0]} did not answer within {_DOCKER_S:g} s") from None
+
+
+class Containered:
+    """One command in a fresh container of ``image``; the same contract as ``_box.Sandboxed``
+    (use it as a context manager: the container never outlives it)."""
+
+    def __init__(
+        self,
+        command: str,
+        world: World,
+        env: Mapping[str, str],
+        limits: Limits,
+        *,
+        image: str,
+        name: str,
+        stdin: Path | None = None,
+    ) -> None:
+        self.limits, self.name = limits, name
+        argv = run_argv(image=image, name=name, world=world, env=env, limits=limits)
+        started = _docker(*argv[1:])
+        if started.returncode != 0:
+            said = (started.stderr.strip().splitlines() or ["no reason given"])[-1]
+            raise AssayError(f"the task's container did not start: {said}")
+        self._started = time.monotonic()
+        try:
+            with open(stdin or os.devnull, "rb") as source:
+                self._process = subprocess.Popen(
+                    ["docker", "exec", "-i", name, "sh", "-c", command],
+                    stdin=source,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+        except OSError:
+            _docker("kill", name)
+            raise
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._out = _Tail(self._process.stdout, limits.output_bytes)
+        self._err = _Tail(self._process.stderr, limits.output_bytes)
+
+    def _running(self) -> int:
+        """Processes in the container beside its init and the holder (``docker top``)."""
+        done = _docker("top", self.name, "-o", "pid")
+        lines = [x for x in done.stdout.splitlines()[1:] if x.strip()]
+        return max(0, len(lines) - 2) if done.returncode == 0 else 0
+
+    def finish(self) -> Finished:
+        timed_out = False
+        try:
+            code: int | None = self._process.wait(timeout=self.limits.duration_s)
+        except subprocess.TimeoutExpired:
+            timed_out, code = True, None
+        duration = time.monotonic() - self._started
+        orphans = 0 if timed_out else self._running()
+        self._kill()
+        return Finished(
+            code,
+            timed_out,
+            orphans,
+            self._out.text(),
+            self._err.text(),
+            self._out.dropped + self._err.dropped,
+            duration,
+            0,
+        )
+
+    def _kill(self) -> None:
+        _docker("kill", self.name)  # --rm removes it
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+
+    def __enter__(self) -> Containered:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            self._kill()
+        else:
+            _docker("kill", self.name)

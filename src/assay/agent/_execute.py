@@ -58,6 +58,8 @@ DEFAULT_MAX_DURATION_S: Final = 600.0
 STEP_TIMEOUT_S: Final = 300.0  # verify and a completion signal
 OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its final output
 _TRACER_EXIT_S: Final = 10.0
+# The place a journal names when the tracer's record is not whole: in no allowance, ever.
+INCOMPLETE_TRACE: Final = "/assay-tracer-record-incomplete"
 
 # Read-only places outside the worktree every toolchain opens, for a run without a sandbox
 # (``isolation none``): not the agent looking around. /proc is not among them: only its entries
@@ -93,6 +95,7 @@ class Sandbox:
         isolation: ``bubblewrap`` (the default on Linux) or ``none`` (observation only).
         env: the caller's variables passed on to the agent, by name (``[agents.NAME] env``).
         fenced: more places never in its world (the goldens, the attestation store).
+        image: with ``docker``, the image of a task that names none (``--image``).
     """
 
     journal: bool = True
@@ -104,6 +107,7 @@ class Sandbox:
     isolation: str = "bubblewrap"
     env: tuple[str, ...] = ()
     fenced: tuple[str, ...] = ()
+    image: str | None = None
 
     @property
     def kind(self) -> str:
@@ -183,6 +187,14 @@ def _run(
     task: _Task, command: str, world: World, env: Mapping[str, str], limits: Limits, **kw: Any
 ) -> Finished:
     """``command`` in the task's kind of sandbox, to its end."""
+    if task.sandbox.environment == "docker":
+        from assay.agent._docker import Containered, container_name, image_of
+
+        image = image_of(task.golden, task.sandbox.image) or ""
+        name = container_name(task.golden.id)
+        stdin = kw.get("stdin")
+        with Containered(command, world, env, limits, image=image, name=name, stdin=stdin) as c:
+            return c.finish()
     if task.sandbox.isolation == "bubblewrap":
         with Sandboxed(command, world, env, limits, **kw) as box:
             return box.finish()
@@ -406,7 +418,7 @@ def _measure(
         journal, events = None, 0
         if trace_out is not None:
             events, journal = _journal(task, done, trace_out, worktree, job.fixture, journal_dir)
-        _verification(job, worktree, before, record)
+        verified = _verification(job, worktree, before, record)
         if journal is not None and attest is not None:
             allowed = _allowed(job, world, trace_dir, private)
             isolation = {"kind": sandbox.kind, "not_mounted": list(job.fenced)}
@@ -417,7 +429,7 @@ def _measure(
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(trace_dir, ignore_errors=True)
     if report is not None:
-        report(_summary(task.id, record, events if journal is not None else None))
+        report(_summary(task.id, record, verified, events if journal is not None else None))
     return TaskRun(task.id, record, worktree if keep else None, journal, events)
 
 
@@ -437,15 +449,18 @@ def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[s
     return record
 
 
-def _verification(job: _Task, worktree: Path, before: _Step | None, record: dict[str, Any]) -> None:
+def _verification(
+    job: _Task, worktree: Path, before: _Step | None, record: dict[str, Any]
+) -> int | None:
     """Run the signals and verify on the agent's work; verify's exit status always counts, and
-    a test that failed on the fixture and still fails leaves the task incomplete."""
+    a test that failed on the fixture and still fails leaves the task incomplete. Returns
+    verify's status (None: the task has no verify)."""
     steps = _verify_steps(job, worktree, "after")
     record["completion_signals_checked"] = len(steps)
     record["completion_signals_passed"] = sum(1 for _, s in steps if s.code == 0)
     after = dict(steps).get("verify")
     if after is None:
-        return
+        return None
     if after.counts is not None:
         already = before.counts.failed if before is not None and before.counts else 0
         record["tests_run"] = after.counts.ran
@@ -456,6 +471,8 @@ def _verification(job: _Task, worktree: Path, before: _Step | None, record: dict
         if still:  # verify said 0, yet a test the task was to fix still fails
             record["completion_signals_passed"] -= 1
             record["x_still_failing"] = still[:10]
+            return 1
+    return after.code
 
 
 def _allowed(job: _Task, world: World, trace_dir: Path, private: Path) -> list[str]:
@@ -472,11 +489,14 @@ def _allowed(job: _Task, world: World, trace_dir: Path, private: Path) -> list[s
     ]
 
 
-def _summary(task_id: str, record: Mapping[str, Any], events: int | None) -> str:
+def _summary(
+    task_id: str, record: Mapping[str, Any], verified: int | None, events: int | None
+) -> str:
     checked = record.get("completion_signals_checked", 0)
     passed = record.get("completion_signals_passed", 0)
+    verdict = {None: "", 0: ", verify passed"}.get(verified, ", verify failed")
     return (
-        f"task {task_id}: finished in {record['duration_s']:.2f} s"
+        f"task {task_id}: finished in {record['duration_s']:.2f} s{verdict}"
         + (f", {passed} of {checked} check(s) passed" if checked else "")
         + f", {len(record['files_modified'])} file(s) changed"
         + (f", {events} journal events" if events is not None else "")
@@ -506,11 +526,11 @@ def _journal(
     events = write_journal(journal, read_calls(trace_out), worktree, fixture, done.stdout)
     problem = incomplete(trace_out, done.root_pid)
     if problem is not None:
-        # What the tracer did not see cannot be shown clean: the tracer's own folder, outside
-        # every allowance, makes the seal DIRTY (out_of_scope_path) and says why.
+        # What the tracer did not see cannot be shown clean: a path outside every allowance
+        # (allowances never hold the root), so the seal is DIRTY (out_of_scope_path) and says why.
         from assay.attest import Journal
 
-        Journal(journal).append("write", path=str(trace_out.parent), content=problem)
+        Journal(journal).append("write", path=INCOMPLETE_TRACE, content=problem)
         events += 1
     return events, journal
 
@@ -579,7 +599,7 @@ def run_tasks(
         if sandbox.environment == "docker":
             from assay.agent._docker import check_images
 
-            check_images(tasks)
+            check_images(tasks, sandbox.image)
         check_sandbox(sandbox)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
 

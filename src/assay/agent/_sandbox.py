@@ -77,8 +77,11 @@ class World:
         )
 
     def masked(self) -> list[str]:
-        """The fenced places that lie inside a mounted one (and are masked there)."""
-        mounted = [*self.visible()]
+        """The fenced places that lie inside a place mounted from the host (and are masked
+        there). Not those under the sandbox's own /tmp, /proc or /dev: none of the host's is
+        there to hide, and a mask would show where they are."""
+        system = [os.path.realpath(p) for p in (*SYSTEM_DIRS, *SYSTEM_LINKS) if os.path.exists(p)]
+        mounted = [*system, *self.readonly]
         return sorted(f for f in self.fenced if any(inside(f, m) for m in mounted))
 
 
@@ -131,8 +134,10 @@ def named_paths(command: str, fenced: Sequence[str]) -> list[str]:
         if not os.path.isabs(value) or not os.path.exists(value):
             continue
         real = os.path.realpath(value)
-        if real == os.sep or any(inside(real, f) or real == f for f in fenced):
+        if real == os.sep or any(inside(real, f) for f in fenced):
             continue
+        if any(inside(real, p) for p in ("/proc", "/dev", "/sys", *SYSTEM_DIRS, *SYSTEM_LINKS)):
+            continue  # already in its world (the system), or its own (/proc, /dev)
         out.append(real)
     return out
 

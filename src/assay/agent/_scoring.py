@@ -124,7 +124,7 @@ def score_tasks(
         # verify counts as a check: a task with either must have had every check pass.
         signals = bool(task.fields.get("completion_signals") or task.fields.get("verify"))
         checked, passed_checks = record.completion_signals_checked, record.completion_signals_passed
-        signals_ok = passed_checks == checked and (checked > 0 or not signals)
+        signals_ok = passed_checks >= checked and (checked > 0 or not signals)
         output_failures = sum(1 for c in checks if not c.passed)
         passed = (
             record.tests_failed == 0

@@ -103,8 +103,8 @@ def options(output: Path) -> list[str]:
         "65536",
         "-e",
         f"trace={SYSCALLS}",
-        "-e",
-        "signal=none",
+        # Signals are printed (and ignored by the parser): with signal=none strace also leaves
+        # out "+++ killed by SIGKILL +++", the line that shows a killed process's record whole.
         "-o",
         str(output),
     ]
@@ -252,9 +252,9 @@ def tracers(output: Path) -> list[int]:
 
 
 def incomplete(output: Path, agent_pid: int) -> str | None:
-    """Why the tracer's record cannot be trusted whole, or None: the agent's own record is
-    missing, or a process's record does not end with strace's exit line (the tracer was killed,
-    or its files were cut)."""
+    """Why the tracer's record cannot be trusted whole, or None: the record of the process it
+    attached to (``agent_pid``, assay's holder) is missing, or a process's record does not end
+    with strace's exit line (the tracer was killed, or its files were cut)."""
     files = {f.name.rsplit(".", 1)[1]: f for f in output.parent.glob(output.name + ".*")}
     if str(agent_pid) not in files:
         return "the tracer's record of the agent's own process is missing"

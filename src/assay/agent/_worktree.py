@@ -9,12 +9,14 @@ so ``skip-worktree``, ``info/exclude``, ``git replace`` or a deleted ``.git`` hi
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import tomllib
 from collections.abc import Iterator, Sequence
@@ -157,6 +159,38 @@ def _is_test(relative: str) -> bool:
     return any(fnmatch.fnmatch(name, p) for p in TEST_FILES) or bool(TEST_DIRS & set(parts[:-1]))
 
 
+# Modules the test runner itself imports: a file of the agent's named after one, where the
+# runner's import path starts (the copy's root, a tests folder), would run in its place.
+RUNNER_MODULES: Final = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"})
+
+
+def _module_named(relative: str) -> str | None:
+    """The top-level module a file defines where the runner imports from: ``x.py`` or ``x/``
+    at the copy's root or directly in a tests folder."""
+    parts = relative.split(os.sep)
+    if len(parts) > 1 and parts[0] in TEST_DIRS:
+        parts = parts[1:]
+    first = parts[0]
+    if len(parts) == 1:
+        return first[:-3] if first.endswith(".py") else None
+    return first
+
+
+def _shadows(relative: str, modules: frozenset[str]) -> bool:
+    return _module_named(relative) in modules
+
+
+def command_modules(commands: Sequence[str]) -> frozenset[str]:
+    """The standard library's and the runner's modules, and each ``python -m X`` of the
+    commands: none of them may be shadowed by a file of the agent's."""
+    named = set()
+    for command in commands:
+        with contextlib.suppress(ValueError):
+            words = shlex.split(command)
+            named |= {words[i + 1].split(".")[0] for i, w in enumerate(words[:-1]) if w == "-m"}
+    return frozenset({*sys.stdlib_module_names, *RUNNER_MODULES, *named})
+
+
 def _pytest_table(path: Path) -> Any:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest")
@@ -224,7 +258,9 @@ def verification_copy(
     the fixture the test configuration (``conftest.py``, ``pytest.ini``, ``tox.ini``,
     ``setup.cfg``, ``pyproject.toml`` when its ``[tool.pytest]`` differs, ``sitecustomize``,
     ``.pth``: one the fixture lacks is removed), the test files the task does not give the
-    agent to edit (``owned_files``), and the files the commands name; then the hidden tests.
+    agent to edit (``owned_files``), the files the commands run, and the modules the runner
+    imports (a ``pytest.py`` or ``json.py`` the agent added is removed; the fixture's own modules
+    stay the agent's to change); then the hidden tests.
 
     Raises:
         TaskFailure: the worktree holds more than ``max_bytes``, or cannot be copied.
@@ -256,10 +292,12 @@ def _restore(
     dest: Path, fixture: Path, owned_files: Sequence[str], commands: Sequence[str]
 ) -> None:
     fixture_files = {p for p, _ in _entries(fixture)}
+    modules = command_modules(commands)
     for relative, _ in list(_entries(dest)):
         if relative in fixture_files:
             continue
-        planted = _is_config(relative)  # a conftest.py or .pth the agent added
+        # A conftest.py or .pth the agent added, or its pytest.py / json.py.
+        planted = _is_config(relative) or _shadows(relative, modules)
         config = relative == "pyproject.toml" and _pytest_table(dest / relative) is not None
         if planted or config:
             (dest / relative).unlink()

@@ -178,6 +178,7 @@ class AgentRun:
     no_network: bool = False
     environment: str = "local"
     isolation: str = "bubblewrap"
+    image: str | None = None
 
 
 def run_agent_flow(
@@ -194,7 +195,12 @@ def run_agent_flow(
         command, sandbox = _agent_sandbox(
             execute.agent, config, execute.no_journal, execute.no_network
         )
-        sandbox = replace(sandbox, environment=execute.environment, isolation=execute.isolation)
+        sandbox = replace(
+            sandbox,
+            environment=execute.environment,
+            isolation=execute.isolation,
+            image=execute.image,
+        )
         outcome = execute_agent(
             options,
             config,

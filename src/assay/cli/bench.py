@@ -24,6 +24,7 @@ _EXECUTION = (
     "executor",
     "ray_address",
     "environment",
+    "image",
     "isolation",
     "no_journal",
     "no_network",
@@ -86,6 +87,11 @@ _EXECUTION = (
     help="Run every step here (local, the default), or in the image each task names.",
 )
 @click.option(
+    "--image",
+    metavar="IMAGE",
+    help="With --environment docker: the image of every task that names none.",
+)
+@click.option(
     "--isolation",
     type=click.Choice(["bubblewrap", "none"]),
     default=None,
@@ -108,6 +114,7 @@ def bench_command(
     executor: str | None,
     ray_address: str | None,
     environment: str | None,
+    image: str | None,
     isolation: str | None,
     no_journal: bool,
     no_network: bool,
@@ -144,6 +151,7 @@ def bench_command(
             ("--executor", executor),
             ("--ray-address", ray_address),
             ("--environment", environment),
+            ("--image", image),
             ("--isolation", isolation),
             ("--no-journal", no_journal),
             ("--no-network", no_network),
@@ -155,6 +163,8 @@ def bench_command(
         raise click.UsageError(f"{', '.join(given)}: these run the agent; with --telemetry it ran")
     if ray_address is not None and executor != "ray":
         raise click.UsageError("--ray-address applies to --executor ray")
+    if image is not None and environment != "docker":
+        raise click.UsageError("--image applies to --environment docker")
     mode = baseline_mode(write_baseline, check)
     if alpha is not None and mode != "check":
         raise click.UsageError("--alpha applies to --check")
@@ -185,5 +195,6 @@ def bench_command(
             no_network=no_network,
             environment=environment or "local",
             isolation=isolation or "bubblewrap",
+            image=image,
         )
     return run_agent_flow(options, load_config(), report, execute)

@@ -72,6 +72,12 @@ from assay.vocabulary import TIERS
     default="local",
     help="--agent: run every step here, or in the container image each task names.",
 )
+@click.option(
+    "--isolation",
+    type=click.Choice(["bubblewrap", "none"]),
+    default="bubblewrap",
+    help="--agent: the sandbox (bubblewrap), or none (observation only).",
+)
 @click.option("--example", is_flag=True, help="Run the packaged example (goldens + outputs).")
 @click.option(
     "--shard",
@@ -128,6 +134,7 @@ def run_command(
     no_journal: bool,
     no_network: bool,
     environment: str,
+    isolation: str,
     example: bool,
     shard_spec: str | None,
     tiers: tuple[str, ...],
@@ -181,12 +188,13 @@ def run_command(
         or no_journal
         or no_network
         or environment != "local"
+        or isolation != "bubblewrap"
         or executor != "local"
         or ray_address is not None
     ):
         raise click.UsageError(
-            "--jobs, --keep-worktrees, --no-journal, --no-network, --environment, --executor "
-            "and --ray-address apply to --agent runs"
+            "--jobs, --keep-worktrees, --no-journal, --no-network, --environment, --isolation, "
+            "--executor and --ray-address apply to --agent runs"
         )
     if ray_address is not None and executor != "ray":
         raise click.UsageError("--ray-address applies to --executor ray")
@@ -228,6 +236,7 @@ def run_command(
                 no_journal=no_journal,
                 no_network=no_network,
                 environment=environment,
+                isolation=isolation,
             )
         return run_agent_flow(agent_options, config, report, execute)
 
