@@ -79,7 +79,14 @@ def test_the_block_works_in_pyproject_too(tmp_path: Path) -> None:
 
 
 def test_the_known_keys_are_the_settings() -> None:
-    assert AGENT_KEYS == ("command", "journal", "no_network", "allow_read", "allow_endpoints")
+    assert AGENT_KEYS == (
+        "command",
+        "journal",
+        "no_network",
+        "allow_read",
+        "allow_endpoints",
+        "env",
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,7 +95,8 @@ def test_the_known_keys_are_the_settings() -> None:
         (
             "[agents.mine]\ncommand = 'x'\ntimeout = 5\n",
             "agents.mine.timeout",
-            "unknown setting (known: allow_endpoints, allow_read, command, journal, no_network)",
+            "unknown setting (known: allow_endpoints, allow_read, command, env, journal, "
+            "no_network)",
         ),
         (
             "[agents.mine]\njournal = false\n",

@@ -20,6 +20,7 @@ AGENT_FIELDS: Final = frozenset(
         "owned_files",
         "max_cost_usd",
         "max_duration_s",
+        "max_memory_mb",
         "reference_files",
         "verify",
     }

@@ -5,7 +5,6 @@ defaulted."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 

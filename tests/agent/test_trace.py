@@ -9,7 +9,6 @@ import os
 import shlex
 import shutil
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 
 from assay.agent._activity import write_journal
-from assay.agent._trace import SYSCALLS, Call, parse_line, prefix, read_calls, tracers, wait_gone
+from assay.agent._trace import SYSCALLS, Call, options, parse_line, read_calls, tracers, wait_gone
 from assay.attest import Journal
 
 STRACE = shutil.which("strace")
@@ -44,16 +43,16 @@ def events(journal: Path) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------- prefix
 
 
-def test_prefix_runs_the_command_under_a_detached_hex_tracer(tmp_path: Path) -> None:
+def test_the_tracers_options_follow_every_process_and_keep_the_kill_lines(tmp_path: Path) -> None:
     output = tmp_path / "trace"
-    argv = prefix("/usr/bin/strace", output)
-    assert argv[0] == "/usr/bin/strace"
-    assert argv[-1] == "--"
-    for flag in ("-DDD", "-f", "-ff", "-ttt", "-q", "-y", "-xx"):
+    argv = options(output)
+    for flag in ("-f", "-ff", "-ttt", "-q", "-y", "-xx"):
         assert flag in argv
     assert argv[argv.index("-o") + 1] == str(output)
     assert f"trace={SYSCALLS}" in argv
-    assert "signal=none" in argv
+    # With signal=none strace leaves out "+++ killed by SIGKILL +++": a killed process's record
+    # would look cut short.
+    assert "signal=none" not in argv
 
 
 # ---------------------------------------------------------------------------- parse_line
@@ -261,18 +260,15 @@ def _closed_port() -> tuple[int, list[socket.socket]]:
 
 
 def run_traced(folder: Path, script: str) -> list[Call]:
-    """Run ``sh -c script`` in ``folder`` under the tracer; its calls once the tracer is done."""
+    """Run ``sh -c script`` in ``folder`` under the tracer, as the runner does without a
+    sandbox; its calls once the tracer is done."""
+    from assay.agent._box import Limits, Unsandboxed
+
     assert STRACE is not None
     output = folder.parent / f"{folder.name}-trace" / "trace"
     output.parent.mkdir()
-    subprocess.run(
-        [*prefix(STRACE, output), "sh", "-c", script],
-        cwd=folder,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=True,
-    )
-    # -DDD: the tracer outlives the command; its files are complete only once it is gone.
+    with Unsandboxed(script, folder, dict(os.environ), Limits(120), trace_out=output) as run:
+        assert run.finish().exit_code == 0
     assert wait_gone(tracers(output), 120.0)
     return read_calls(output)
 

@@ -36,6 +36,8 @@ SAMPLES: dict[str, list[str]] = {
     "executor": ["ray"],
     "ray_address": ["127.0.0.1:6379"],
     "environment": ["docker"],
+    "image": ["assay-task-python:local"],
+    "isolation": ["none"],
     "fmt": ["markdown"],
     "output": ["report.txt"],
 }
@@ -44,6 +46,7 @@ NEEDS: dict[str, list[str]] = {
     "alpha": ["--check"],
     "max_repeats": ["--check"],
     "ray_address": ["--executor", "ray"],
+    "image": ["--environment", "docker"],
 }
 # The least each command needs, and the options that replace that least.
 BASE: dict[str, tuple[list[str], dict[str, list[str]]]] = {
@@ -56,7 +59,7 @@ BASE: dict[str, tuple[list[str], dict[str, list[str]]]] = {
         {
             **{o: ["--agent", "noop"] for o in ("jobs", "executor", "ray_address")},
             **{o: ["--agent", "noop"] for o in ("keep_worktrees", "no_journal")},
-            **{o: ["--agent", "noop"] for o in ("no_network", "environment")},
+            **{o: ["--agent", "noop"] for o in ("no_network", "environment", "isolation")},
             "compare": ["--telemetry", "telemetry/"],
             "max_repeats": ["--candidates", "c.yaml"],
             **{o: [] for o in ("outputs", "candidates", "telemetry", "agent", "example")},

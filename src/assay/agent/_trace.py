@@ -1,8 +1,8 @@
 """The agent under ``strace -f``: the command prefix, the tracer's lifetime, and its output parsed.
 
-strace runs detached (``-DDD``: the tracer is a grandchild in a session of its own), so the
-process assay waits for is the agent itself and its exit status is the agent's, while the tracer
-goes on following whatever the agent left behind until assay kills it. ``-ff`` writes one file
+strace is attached (``-p``) to assay's holder once it waits for the go, from outside the
+sandbox (``_box``): it then follows every process the agent starts, whatever session it moves
+to, and nothing of the sandbox's own setup. ``-ff`` writes one file
 per process (no interleaved, split lines), ``-ttt`` stamps each call so that the files merge in
 time order, ``-y`` resolves every returned descriptor to its absolute path, and ``-xx`` prints
 every string as hex escapes, so that no file name or argument can break the parse.
@@ -108,12 +108,6 @@ def options(output: Path) -> list[str]:
         "-o",
         str(output),
     ]
-
-
-def prefix(strace: str, output: Path) -> list[str]:
-    """The argv that runs a command under the tracer, detached (``-DDD``): the command is the
-    process assay started, the tracer a grandchild in a session of its own."""
-    return [strace, "-DDD", *options(output), "--"]
 
 
 def _text(hexed: str) -> str:

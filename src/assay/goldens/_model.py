@@ -24,7 +24,7 @@ _LIST_OF_STR_FIELDS = (
     "reference_files",
 )
 _STR_FIELDS = ("title", "role", "rubric", "origin", "verify", "image")
-_NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s")
+_NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s", "max_memory_mb")
 # The same fields as sets: a golden that has none of a group skips that group's checks (each
 # would find nothing), which keeps the order of the checks and so which error comes first.
 _STR_SET = frozenset(_STR_FIELDS)
