@@ -6,13 +6,14 @@ Side by side in one run, over the ten packaged tasks (smoke and standard), the a
 oracle (each task's reference solution):
 
 - **alone**: the agent command by itself: `bash solution.sh` in a plain copy of the fixture;
-- **assay, no journal**: `assay run --agent oracle --no-journal` (a git worktree per task,
-  verify before and after, the command signals, telemetry, scoring), in a fresh process;
-- **assay, journal**: the same with the strace journal and a seal per task (the default).
+- **assay, no sandbox** (`--isolation none`) and **assay, sandbox** (bubblewrap, the default),
+  each without and with the journal: `assay bench --agent oracle` (a git worktree per task,
+  verify before and after, the command signals, telemetry, scoring), in a fresh process.
 
-Per-task figures are the median over the rounds of (wall time / 10). A breakdown times the
-steps separately in-process: the worktree, one verify, the seal. Last, eight agents that sleep
-one second each, with --jobs 4 (two waves: about 2 s plus overhead).
+Per-task figures are the median over the rounds of (wall time / 10); the sandbox's cost per task
+is the difference between the two rows beside each other. A breakdown times one command (`true`)
+started in the sandbox and without one, and the steps in-process: the worktree, the seal. Last,
+eight agents that sleep one second each, with --jobs 4 (two waves: about 2 s plus overhead).
 """
 
 from __future__ import annotations
@@ -52,38 +53,59 @@ def _alone(tasks: list[Path], scratch: Path) -> float:
     return time.perf_counter() - started
 
 
+def _start_cost(scratch: Path, rounds: int = 30) -> dict[str, float]:
+    """Median seconds to run ``true`` in the bubblewrap sandbox and without one (the holder,
+    limits, output capture, orphan count and kill are the same), each untraced and traced."""
+    from assay.agent._box import Limits, Sandboxed, Unsandboxed
+    from assay.agent._sandbox import World, agent_env, toolchain
+
+    work, private = scratch / "wt", scratch / "io"
+    for folder in (work, private / "home", private / "tmp"):
+        folder.mkdir(parents=True, exist_ok=True)
+    world = World(work, private, tuple(toolchain([str(scratch)])), (str(scratch),))
+    env = agent_env(world, {})
+    out: dict[str, float] = {}
+    for traced in (False, True):
+        for name, box in (("no sandbox", Unsandboxed), ("sandbox", Sandboxed)):
+            seconds = []
+            for i in range(rounds):
+                trace = scratch / f"trace-{name}-{traced}-{i}" / "t" if traced else None
+                if trace is not None:
+                    trace.parent.mkdir()
+                started = time.perf_counter()
+                where = world if box is Sandboxed else work
+                with box("true", where, env, Limits(30), trace_out=trace) as run:  # type: ignore[arg-type]
+                    run.finish()
+                seconds.append(time.perf_counter() - started)
+            out[f"{name}{', traced' if traced else ''}"] = statistics.median(seconds)
+    return out
+
+
 def _breakdown(scratch: Path) -> dict[str, float]:
-    """Median seconds of each step, timed in-process over the packaged tasks."""
+    """Median seconds of the worktree and the seal, timed in-process over the packaged tasks."""
     from assay.agent._benchmark import _attester
-    from assay.agent._execute import Sandbox, _run_step, make_worktree, run_tasks
+    from assay.agent._execute import Sandbox, run_tasks
+    from assay.agent._worktree import make_worktree
     from assay.goldens import load_suite
 
     tasks = [t for t in load_suite(scratch / "none", None) if t.tier in ("smoke", "standard")]
-    worktree_s, verify_s, seal_s = [], [], []
+    worktree_s, seal_s = [], []
     for task in tasks:
-        folder = Path(task.source).parent
         started = time.perf_counter()
-        worktree, _ = make_worktree(task, folder, scratch)
+        make_worktree(task, Path(task.source).parent, scratch)
         worktree_s.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        _run_step(task.fields["verify"], worktree, dict(os.environ))
-        verify_s.append(time.perf_counter() - started)
     from assay.goldens._loader import packaged_root
 
     attest = _attester(scratch, "bench", (), lambda task: packaged_root())
 
-    def timed(*args: object) -> str:
+    def timed(*args: object, **kw: object) -> str:
         started = time.perf_counter()
-        out = attest(*args)  # type: ignore[arg-type]
+        out = attest(*args, **kw)  # type: ignore[arg-type]
         seal_s.append(time.perf_counter() - started)
         return out
 
     run_tasks(tasks, "oracle", sandbox=Sandbox(), journal_dir=scratch, attest=timed)
-    return {
-        "worktree": statistics.median(worktree_s),
-        "verify (once)": statistics.median(verify_s),
-        "seal": statistics.median(seal_s),
-    }
+    return {"worktree": statistics.median(worktree_s), "seal": statistics.median(seal_s)}
 
 
 def _parallel(root: Path, env: dict[str, str]) -> float:
@@ -97,7 +119,7 @@ def _parallel(root: Path, env: dict[str, str]) -> float:
         (folder / "repo" / "a.txt").write_text("a\n")
         (folder / "task.md").write_text("---\n" + task.format(name=f"s{i}"))
         (folder / "solution.sh").write_text("true\n")
-    args = ["run", "goldens", "--agent", "sleep 1", "--jobs", "4", "--no-save", "--json"]
+    args = ["bench", "goldens", "--agent", "sleep 1", "--jobs", "4", "--no-save", "--json"]
     return _assay(args, root, env)
 
 
@@ -120,27 +142,32 @@ def main() -> None:
         )
         project = scratch / "project"
         project.mkdir()
-        base = [
-            "run",
-            "--agent",
-            "oracle",
-            "--tier",
-            "smoke",
-            "--tier",
-            "standard",
-            "--no-save",
-            "--json",
-        ]
-        alone, bare, journaled = [], [], []
-        for _ in range(rounds):
+        base = ["bench", "--agent", "oracle", "--tier", "smoke", "--tier", "standard"]
+        base += ["--no-save", "--json"]
+        rows = {
+            "no sandbox, no journal": ["--isolation", "none", "--no-journal"],
+            "sandbox, no journal": ["--no-journal"],
+            "no sandbox, journal + seal": ["--isolation", "none"],
+            "sandbox, journal + seal": [],
+        }
+        alone: list[float] = []
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for _ in range(rounds):  # interleaved: a slow moment of the machine hits every row
             alone.append(_alone(tasks, scratch) / len(tasks))
-            bare.append(_assay([*base, "--no-journal"], project, env) / len(tasks))
-            journaled.append(_assay(base, project, env) / len(tasks))
-        a, b, j = (statistics.median(x) for x in (alone, bare, journaled))
+            for name, extra in rows.items():
+                times[name].append(_assay([*base, *extra], project, env) / len(tasks))
+        a = statistics.median(alone)
+        medians = {name: statistics.median(values) for name, values in times.items()}
         print(f"{len(tasks)} packaged tasks, oracle agent, median of {rounds} rounds, per task:")
-        print(f"  agent alone            {a * 1000:8.0f} ms")
-        print(f"  assay, no journal      {b * 1000:8.0f} ms   (+{(b - a) * 1000:.0f} ms)")
-        print(f"  assay, journal + seal  {j * 1000:8.0f} ms   (+{(j - a) * 1000:.0f} ms)")
+        print(f"  agent alone                  {a * 1000:8.0f} ms")
+        for name, seconds in medians.items():
+            print(f"  assay, {name:<22}{seconds * 1000:8.0f} ms   (+{(seconds - a) * 1000:.0f} ms)")
+        for journal in ("no journal", "journal + seal"):
+            cost = medians[f"sandbox, {journal}"] - medians[f"no sandbox, {journal}"]
+            print(f"  the sandbox's cost per task, {journal}: {cost * 1000:+.0f} ms")
+        print("one command (true), median of 30:")
+        for name, seconds in _start_cost(scratch / "start").items():
+            print(f"  {name:<22} {seconds * 1000:8.1f} ms")
         print("steps, median per task:")
         for name, seconds in _breakdown(scratch).items():
             print(f"  {name:<22} {seconds * 1000:8.0f} ms")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from assay.agent._sandbox import World, bwrap_args, bwrap_path
+from assay.agent._trace import is_alive
 from assay.errors import AssayError
 
 DEFAULT_MEMORY_MB: Final = 4096
@@ -188,25 +189,16 @@ def _read_status(fd: int, deadline: float) -> tuple[int | None, bool]:
             return (int(text), False) if text.lstrip("-").isdigit() else (None, False)
 
 
-def _ns_members(ns_inode: int) -> list[tuple[int, int]]:
-    """(host pid, pid inside) of every live process in the PID namespace ``ns_inode``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}/ns/pid").st_ino != ns_inode:
-                continue
-            status = Path(f"/proc/{entry}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("State", "").split()[:1] in (["Z"], ["X"]):
-            continue
-        inner = fields.get("NSpid", "").split()
-        if inner:
-            found.append((int(entry), int(inner[-1])))
-    return found
+def _children(pid: int) -> list[int]:
+    """The children of ``pid`` (all its threads'), from /proc."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                out += [
+                    int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+                ]
+    return out
 
 
 class Sandboxed:
@@ -256,7 +248,6 @@ class Sandboxed:
         self._tracer: subprocess.Popen[bytes] | None = None
         try:
             self._init = int(self._info(info_r)["child-pid"])
-            self._ns = os.stat(f"/proc/{self._init}/ns/pid").st_ino
             # The holder, once bwrap has built the sandbox and run it: the tracer follows what
             # it starts after the go, and nothing of bwrap's own setup.
             self.root_pid = self._holder()
@@ -271,18 +262,19 @@ class Sandboxed:
         self._started = time.monotonic()
 
     def _holder(self) -> int:
-        """The holder's host pid: the sandbox's second process (bwrap's init is the first)."""
+        """The holder's host pid: the first child of bwrap's init (the sandbox's first process),
+        once bwrap has built the sandbox and run it."""
         deadline = time.monotonic() + _TRACER_ATTACH_S
         while time.monotonic() < deadline:
-            found = [pid for pid, inner in _ns_members(self._ns) if inner == 2]
+            found = _children(self._init)
             if found:
                 return found[0]
             if self._process.poll() is not None:
                 break
-            time.sleep(0.001)
+            time.sleep(0.0005)
         self._process.wait()
         said = self._err.text().strip().splitlines() or ["no reason given"]
-        raise AssayError(f"the sandbox did not start: {said[-1]}")
+        raise AssayError(f"the sandbox did not start: {said}")
 
     def _info(self, fd: int) -> dict[str, int]:
         """bwrap's first words: the sandbox's first process, as the host sees it. Read up to
@@ -327,14 +319,16 @@ class Sandboxed:
         )
 
     def _orphans(self) -> set[int]:
-        """What still runs in the sandbox beside bwrap's init and the holder. Three looks, a
-        few ms apart: a process in the middle of an exec may hide its namespace for a moment."""
-        seen: set[int] = set()
-        for attempt in range(3):
-            if attempt:
-                time.sleep(0.005)
-            seen |= {pid for pid, inner in _ns_members(self._ns) if inner > 2}
-        return seen
+        """What still runs in the sandbox beside the holder: bwrap's init is its reaper, so
+        every process whose parent has gone is its child; those and all they started."""
+        found: set[int] = set()
+        todo = [p for p in _children(self._init) if p != self.root_pid]
+        while todo:
+            pid = todo.pop()
+            if pid not in found and is_alive(pid):
+                found.add(pid)
+                todo += _children(pid)
+        return found
 
     def _kill(self) -> None:
         """Kill the sandbox's first process: the kernel kills every other one with it."""

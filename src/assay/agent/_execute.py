@@ -215,6 +215,8 @@ def _verify_steps(task: _Task, source: Path, label: str) -> list[tuple[str, _Ste
     fresh sandbox; (name, step) in order, verify last."""
     golden = task.golden
     signals = [e for e in golden.fields.get("completion_signals") or [] if isinstance(e, dict)]
+    if label == "before":
+        signals = []  # only verify's view of the untouched fixture is wanted
     verify = golden.fields.get("verify")
     commands = [*(str(e["run"]) for e in signals), *([str(verify)] if verify else [])]
     if not commands:
