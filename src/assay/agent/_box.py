@@ -201,7 +201,76 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-class Sandboxed:
+class _Held:
+    """What a sandboxed and an unsandboxed command share: the holder's pipes, the bounded
+    output, the tracer, and the end (count what is left, kill it, release the rest). A
+    subclass says how to find what is left (:meth:`_orphans`) and how to kill it (:meth:`_stop`).
+    """
+
+    limits: Limits
+    root_pid: int
+    _process: subprocess.Popen[bytes]
+    _status: int
+    _hold_w: int
+    _out: _Tail
+    _err: _Tail
+    _started: float
+    _tracer: subprocess.Popen[bytes] | None = None
+
+    def _capture(self) -> None:
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._out = _Tail(self._process.stdout, self.limits.output_bytes)
+        self._err = _Tail(self._process.stderr, self.limits.output_bytes)
+
+    def _go(self) -> None:
+        os.write(self._hold_w, b"go\n")
+        self._started = time.monotonic()
+
+    def _orphans(self) -> set[int]:
+        raise NotImplementedError
+
+    def _stop(self) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> Finished:
+        """Wait for the command (to its limit), count what it left, kill everything."""
+        deadline = self._started + self.limits.duration_s
+        code, timed_out = _read_status(self._status, deadline)
+        duration = time.monotonic() - self._started
+        orphans = 0 if timed_out else len(self._orphans())
+        self._kill()
+        return Finished(
+            code,
+            timed_out,
+            orphans,
+            self._out.text(),
+            self._err.text(),
+            self._out.dropped + self._err.dropped,
+            duration,
+            self.root_pid,
+        )
+
+    def _kill(self) -> None:
+        self._stop()
+        if self._tracer is not None:
+            try:
+                self._tracer.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._tracer.kill()
+                self._tracer.wait()
+        for fd in (self._status, self._hold_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.poll() is None:
+            self._kill()
+
+
+class Sandboxed(_Held):
     """One command in a bubblewrap sandbox; :meth:`finish` waits for it, counts the orphans and
     kills the sandbox (use it as a context manager: the sandbox never outlives it)."""
 
@@ -242,10 +311,7 @@ class Sandboxed:
         for fd in passed:
             os.close(fd)
         self._status = status_r
-        assert self._process.stdout is not None and self._process.stderr is not None
-        self._out = _Tail(self._process.stdout, limits.output_bytes)
-        self._err = _Tail(self._process.stderr, limits.output_bytes)
-        self._tracer: subprocess.Popen[bytes] | None = None
+        self._capture()
         try:
             self._init = int(self._info(info_r)["child-pid"])
             # The holder, once bwrap has built the sandbox and run it: the tracer follows what
@@ -258,8 +324,7 @@ class Sandboxed:
         except BaseException:
             self._kill()
             raise
-        os.write(self._hold_w, b"go\n")
-        self._started = time.monotonic()
+        self._go()
 
     def _holder(self) -> int:
         """The holder's host pid: the first child of bwrap's init (the sandbox's first process),
@@ -298,26 +363,6 @@ class Sandboxed:
     def tracer_pid(self) -> int | None:
         return self._tracer.pid if self._tracer is not None else None
 
-    def finish(self) -> Finished:
-        deadline = self._started + self.limits.duration_s
-        code, timed_out = _read_status(self._status, deadline)
-        duration = time.monotonic() - self._started
-        orphans = 0
-        if not timed_out:
-            orphans = len(self._orphans())
-        self._kill()
-        stdout, stderr = self._out.text(), self._err.text()
-        return Finished(
-            code,
-            timed_out,
-            orphans,
-            stdout,
-            stderr,
-            self._out.dropped + self._err.dropped,
-            duration,
-            self.root_pid,
-        )
-
     def _orphans(self) -> set[int]:
         """What still runs in the sandbox beside the holder: bwrap's init is its reaper, so
         every process whose parent has gone is its child; those and all they started."""
@@ -330,7 +375,7 @@ class Sandboxed:
                 todo += _children(pid)
         return found
 
-    def _kill(self) -> None:
+    def _stop(self) -> None:
         """Kill the sandbox's first process: the kernel kills every other one with it."""
         pid = getattr(self, "_init", None)
         if pid is not None:
@@ -341,22 +386,6 @@ class Sandboxed:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
-        if self._tracer is not None:
-            try:
-                self._tracer.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._tracer.kill()
-                self._tracer.wait()
-        for fd in (self._status, self._hold_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def __enter__(self) -> Sandboxed:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._process.poll() is None:
-            self._kill()
 
 
 def _attach(trace_out: Path, pid: int) -> subprocess.Popen[bytes]:
@@ -387,7 +416,7 @@ def _attach(trace_out: Path, pid: int) -> subprocess.Popen[bytes]:
     raise AssayError("the tracer could not attach to the agent's sandbox")
 
 
-class Unsandboxed:
+class Unsandboxed(_Held):
     """One command with no sandbox (``isolation none``): the same holder, limits and bounded
     output, in a session of its own; what is left is found by session and by tracer (a process
     that left the session is still followed by strace), and killed."""
@@ -422,10 +451,7 @@ class Unsandboxed:
         os.close(hold_r)
         self._status = status_r
         self.root_pid = self._process.pid
-        assert self._process.stdout is not None and self._process.stderr is not None
-        self._out = _Tail(self._process.stdout, limits.output_bytes)
-        self._err = _Tail(self._process.stderr, limits.output_bytes)
-        self._tracer: subprocess.Popen[bytes] | None = None
+        self._capture()
         try:
             _await_ready(self._status, self._process)
             _set_limits(self.root_pid, limits)
@@ -434,8 +460,7 @@ class Unsandboxed:
         except BaseException:
             self._kill()
             raise
-        os.write(self._hold_w, b"go\n")
-        self._started = time.monotonic()
+        self._go()
 
     def _tracers(self) -> list[int]:
         return [self._tracer.pid] if self._tracer is not None else []
@@ -447,24 +472,10 @@ class Unsandboxed:
         found = set(_session_members(self.root_pid)) | set(traced_by(tracer_pids))
         return sorted(found - {self.root_pid, *tracer_pids})
 
-    def finish(self) -> Finished:
-        deadline = self._started + self.limits.duration_s
-        code, timed_out = _read_status(self._status, deadline)
-        duration = time.monotonic() - self._started
-        orphans = 0 if timed_out else len(self._left())
-        self._kill()
-        return Finished(
-            code,
-            timed_out,
-            orphans,
-            self._out.text(),
-            self._err.text(),
-            self._out.dropped + self._err.dropped,
-            duration,
-            self.root_pid,
-        )
+    def _orphans(self) -> set[int]:
+        return set(self._left())
 
-    def _kill(self) -> None:
+    def _stop(self) -> None:
         for _ in range(20):  # a process that keeps forking: kill until none is left
             left = [self.root_pid, *self._left()]
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -477,22 +488,6 @@ class Unsandboxed:
                 break
             time.sleep(0.02)
         self._process.wait()
-        if self._tracer is not None:
-            try:
-                self._tracer.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._tracer.kill()
-                self._tracer.wait()
-        for fd in (self._status, self._hold_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def __enter__(self) -> Unsandboxed:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._process.poll() is None:
-            self._kill()
 
 
 def _session_members(session: int) -> list[int]:
