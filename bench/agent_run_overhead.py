@@ -81,6 +81,15 @@ def _start_cost(scratch: Path, rounds: int = 30) -> dict[str, float]:
     return out
 
 
+def _commands_per_task(folder: Path) -> int:
+    """Sandboxed commands one task runs: verify before, the agent, each signal, verify."""
+    from assay.goldens import load_suite
+
+    [task] = [t for t in load_suite(folder, None) if Path(t.source).parent == folder]
+    signals = task.fields.get("completion_signals") or []
+    return 3 + sum(1 for s in signals if isinstance(s, dict))
+
+
 def _breakdown(scratch: Path) -> dict[str, float]:
     """Median seconds of the worktree and the seal, timed in-process over the packaged tasks."""
     from assay.agent._benchmark import _attester
@@ -166,8 +175,19 @@ def main() -> None:
             cost = medians[f"sandbox, {journal}"] - medians[f"no sandbox, {journal}"]
             print(f"  the sandbox's cost per task, {journal}: {cost * 1000:+.0f} ms")
         print("one command (true), median of 30:")
-        for name, seconds in _start_cost(scratch / "start").items():
+        start = _start_cost(scratch / "start")
+        for name, seconds in start.items():
             print(f"  {name:<22} {seconds * 1000:8.1f} ms")
+        # Per task: verify on the fixture, the agent (traced with the journal), each signal and
+        # verify again; each started in a sandbox of its own.
+        steps = statistics.mean(_commands_per_task(folder) for folder in tasks)
+        for journal, agent in (("no journal", ""), ("journal", ", traced")):
+            cost = (start["sandbox"] - start["no sandbox"]) * (steps - 1)
+            cost += start[f"sandbox{agent}"] - start[f"no sandbox{agent}"]
+            print(
+                f"  the sandbox's start cost per task ({steps:.1f} commands), {journal}: "
+                f"{cost * 1000:.0f} ms"
+            )
         print("steps, median per task:")
         for name, seconds in _breakdown(scratch).items():
             print(f"  {name:<22} {seconds * 1000:8.0f} ms")
