@@ -116,3 +116,24 @@ def test_a_deleted_fixture_file_is_a_change_and_its_test_still_runs(tmp_path: Pa
     assert record["tests_run"] == 1 and record["tests_passed"] == 1
     statuses = {r["id"]: r["status"] for r in document["results"]}
     assert statuses == {"fix-add": "fail", "fix-two": "fail"}  # scope_creep: not owned
+
+
+def test_without_bubblewrap_a_run_stops_with_one_line_naming_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.agent import _sandbox
+
+    make_task(tmp_path)
+    monkeypatch.setattr(_sandbox, "bwrap_path", lambda: None)
+    _sandbox.check_bubblewrap.cache_clear()
+    try:
+        code, out, err = run_cli(["bench", "goldens", "--agent", "noop"], tmp_path)
+    finally:
+        _sandbox.check_bubblewrap.cache_clear()
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert "apt-get install bubblewrap" in err and "--isolation none" in err
+    assert not (tmp_path / ".assay" / "agent-runs").exists()
+    # Observation only, said so: the run goes on without a sandbox, and its records say so.
+    document = bench(tmp_path, "noop", "--isolation", "none")
+    assert only(document)["status"] == "fail"
