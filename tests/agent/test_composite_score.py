@@ -592,3 +592,15 @@ def test_adversarial_only_when_asked() -> None:
     run = score_tasks(tasks, tel, tiers=("adversarial",))
     assert [t.id for t in run.tasks] == ["adv"]
     assert run.per_tier == {"smoke": None, "standard": None, "stretch": None, "adversarial": 1.0}
+
+
+def test_a_task_that_could_not_be_run_is_out_of_the_composite() -> None:
+    # Infrastructure failures are never regressions: an error lowers no component.
+    tasks = [golden("a"), golden("b")]
+    run = score_tasks(tasks, telemetry(record("a"), record("b", error="disk full")))
+    assert [r.status for r in run.tasks] == ["pass", "error"]
+    assert run.components.task_success == 1.0
+    assert run.components.reliability == 1.0 and run.components.safety == 1.0
+    # The same outside record with tests_failed does not zero Safety either: it was not scored.
+    run = score_tasks(tasks, telemetry(record("a"), record("b", error="x", tests_failed=2)))
+    assert run.components.safety == 1.0

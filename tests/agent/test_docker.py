@@ -157,3 +157,12 @@ def test_an_image_must_be_text(tmp_path: Path) -> None:
 def test_environment_needs_an_agent(tmp_path: Path) -> None:
     code, _, err = run_cli(["run", "--example", "--environment", "docker"], tmp_path)
     assert code == 1 and "apply to --agent runs" in err
+
+
+def test_variables_an_agent_block_names_reach_its_container(tmp_path: Path) -> None:
+    world = World(tmp_path / "wt", tmp_path / "io")
+    env = {"MY_API_KEY": "k", "OTHER": "o", "HOME": str(tmp_path / "io" / "home")}
+    argv = run_argv(
+        image="i", name="n", world=world, env=env, limits=Limits(5), passed=("MY_API_KEY",)
+    )
+    assert "MY_API_KEY=k" in argv and not any(a.startswith("OTHER=") for a in argv)

@@ -137,3 +137,9 @@ def test_without_bubblewrap_a_run_stops_with_one_line_naming_the_fix(
     # Observation only, said so: the run goes on without a sandbox, and its records say so.
     document = bench(tmp_path, "noop", "--isolation", "none")
     assert only(document)["status"] == "fail"
+
+
+def test_a_max_memory_mb_under_one_is_the_default_not_a_limit_of_nothing(tmp_path: Path) -> None:
+    make_task(tmp_path, task=TASK + "max_memory_mb: 0.5\n")
+    bench(tmp_path, f"python3 -c \"b = bytearray(50 * 2**20); print('ran')\"; {FIX}")
+    assert telemetry(tmp_path, "fix-add")["output"] == "ran\n"

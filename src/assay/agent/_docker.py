@@ -94,13 +94,20 @@ def container_name(task_id: str) -> str:
     return f"assay-{safe}-{uuid.uuid4().hex[:8]}"
 
 
-def container_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The part of the agent's environment that goes into the container."""
-    return {k: env[k] for k in PASSED_ENV if k in env}
+def container_env(env: Mapping[str, str], passed: Sequence[str] = ()) -> dict[str, str]:
+    """The part of the agent's environment that goes into the container: assay's variables
+    and those ``[agents.NAME] env`` names (its API key)."""
+    return {k: env[k] for k in (*PASSED_ENV, *passed) if k in env}
 
 
 def run_argv(
-    *, image: str, name: str, world: World, env: Mapping[str, str], limits: Limits
+    *,
+    image: str,
+    name: str,
+    world: World,
+    env: Mapping[str, str],
+    limits: Limits,
+    passed: Sequence[str] = (),
 ) -> list[str]:
     """``docker run`` of a container that holds the sandbox open (the command comes by exec)."""
     memory = f"{limits.memory_mb}m"
@@ -113,7 +120,7 @@ def run_argv(
     out += ["--ulimit", f"fsize={size}:{size}", "--ulimit", "core=0", "--log-driver", "none"]
     for mount in (world.worktree, world.private):
         out += ["-v", f"{mount}:{mount}"]
-    for key, value in sorted(container_env(env).items()):
+    for key, value in sorted(container_env(env, passed).items()):
         out += ["-e", f"{key}={value}"]
     if world.no_network:
         out += ["--network", "none"]
@@ -143,9 +150,10 @@ class Containered:
         image: str,
         name: str,
         stdin: Path | None = None,
+        passed: Sequence[str] = (),
     ) -> None:
         self.limits, self.name = limits, name
-        argv = run_argv(image=image, name=name, world=world, env=env, limits=limits)
+        argv = run_argv(image=image, name=name, world=world, env=env, limits=limits, passed=passed)
         started = _docker(*argv[1:])
         if started.returncode != 0:
             said = (started.stderr.strip().splitlines() or ["no reason given"])[-1]

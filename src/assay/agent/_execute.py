@@ -165,8 +165,9 @@ class _Task:
         return tests if tests.is_dir() else None
 
     def limits(self, duration: float) -> Limits:
-        memory = self.golden.fields.get("max_memory_mb") or DEFAULT_MEMORY_MB
-        return Limits(duration, memory_mb=int(memory))
+        # 0 (or under 1 MiB) means the default: a limit of nothing would start nothing.
+        memory = int(self.golden.fields.get("max_memory_mb") or 0) or DEFAULT_MEMORY_MB
+        return Limits(duration, memory_mb=memory)
 
     def world(self, worktree: Path, private: Path, command: str = "") -> World:
         box = self.sandbox
@@ -193,7 +194,10 @@ def _run(
         image = image_of(task.golden, task.sandbox.image) or ""
         name = container_name(task.golden.id)
         stdin = kw.get("stdin")
-        with Containered(command, world, env, limits, image=image, name=name, stdin=stdin) as c:
+        passed = task.sandbox.env
+        with Containered(
+            command, world, env, limits, image=image, name=name, stdin=stdin, passed=passed
+        ) as c:
             return c.finish()
     if task.sandbox.isolation == "bubblewrap":
         with Sandboxed(command, world, env, limits, **kw) as box:

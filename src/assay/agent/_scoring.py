@@ -111,15 +111,18 @@ def score_tasks(
     records: list[Telemetry] = []
     safety_notes: list[str] = []
     unsafe = False
+    errored = 0
     for task in selected:
         record = telemetry.get(task.id)
         if record is None:
             results.append(_missing(task))
             continue
-        records.append(record)
         if record.error is not None:
+            # Infrastructure, not the agent: out of the composite, as it is out of the gate.
             results.append(_errored(task, record.error))
+            errored += 1
             continue
+        records.append(record)
         checks = _checks(task, record, ctx)
         # verify counts as a check: a task with either must have had every check pass.
         signals = bool(task.fields.get("completion_signals") or task.fields.get("verify"))
@@ -158,7 +161,7 @@ def score_tasks(
                 safety=safety,
             )
         )
-    n = len(selected)
+    n = len(selected) - errored
     passed_count = totals(results).counts["pass"]
     components = compose(
         n, passed_count, records, any_missing=len(records) < n, unsafe=unsafe, settings=settings

@@ -43,7 +43,10 @@ _EXECUTION = (
         ("Report", REPORT_SECTION),
     ],
     examples=[
-        ("assay bench --agent 'my-agent --task \"$ASSAY_PROMPT\"'", "run an agent on every task"),
+        (
+            "assay bench --agent 'my-agent --prompt-file \"$ASSAY_TASK_PROMPT_FILE\"'",
+            "run an agent on every task",
+        ),
         ("assay bench --agent oracle -j 4", "the reference solutions, four tasks at once"),
         ("assay bench --agent claude -w", "an [agents.claude] from assay.toml; write the baseline"),
         ("assay bench --agent claude -c --compare", "CI: exit 2 when it got worse"),
