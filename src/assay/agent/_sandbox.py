@@ -53,7 +53,7 @@ class World:
         private: read-write, its ``$HOME`` and ``$TMPDIR`` live here (and its instruction).
         readonly: more places mounted read-only (the toolchain, named files, ``allow_read``).
         fenced: places never shown, masked where a mounted place holds them.
-        no_network: a network namespace of its own (only a loopback, down).
+        no_network: a network namespace of its own (only its own loopback, nothing listening).
     """
 
     worktree: Path
