@@ -143,3 +143,17 @@ def test_a_max_memory_mb_under_one_is_the_default_not_a_limit_of_nothing(tmp_pat
     make_task(tmp_path, task=TASK + "max_memory_mb: 0.5\n")
     bench(tmp_path, f"python3 -c \"b = bytearray(50 * 2**20); print('ran')\"; {FIX}")
     assert telemetry(tmp_path, "fix-add")["output"] == "ran\n"
+
+
+def test_an_agent_killed_at_its_limit_is_past_it_however_the_clock_rounds(tmp_path: Path) -> None:
+    # The wait ends at the deadline: measured, that may round to the limit itself.
+    from assay.agent._box import Finished
+    from assay.agent._execute import Sandbox, _record, _Task
+    from assay.goldens import iter_goldens
+
+    folder = make_task(tmp_path)
+    [task] = list(iter_goldens(tmp_path / "goldens"))
+    job = _Task(task, folder, tmp_path, Sandbox(journal=False), ())
+    done = Finished(None, True, 0, "", "", 0, 2.0000004, 0)
+    record = _record(job, folder / "repo", done, tmp_path)
+    assert record["duration_s"] > task.fields["max_duration_s"]

@@ -450,6 +450,11 @@ def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[s
         "output": stdout,
         **_usage(private / "usage.json"),
     }
+    if done.timed_out:
+        # Killed at the limit: it ran past it, however the clock rounds (a timeout, by the
+        # taxonomy's duration_s > max_duration_s).
+        limit = float(job.golden.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
+        record["duration_s"] = max(record["duration_s"], round(limit + 0.001, 3))
     if done.dropped:
         record["x_output_dropped_bytes"] = done.dropped
     return record
