@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from assay import baseline
 from assay.asserts import CheckResult
 from assay.errors import AssayError, BaselineError
+from assay.gate import _baseline as baseline
 from assay.goldens import Golden, build_golden
 from assay.results import Result, summarize
 

@@ -166,8 +166,8 @@ def test_an_entry_like_the_ones_before_it_is_still_checked_field_by_field(
 ) -> None:
     # Most entries share their tier, status, passed and decided_by: those fields are not checked
     # again for each. An entry that differs in any way (a type included) still is.
-    from assay.baseline import load
     from assay.errors import BaselineError
+    from assay.gate._baseline import load
 
     entry = {
         "tier": "smoke",

@@ -13,9 +13,9 @@ from pathlib import Path
 # candidates file).
 HEAVY = (
     "asyncio",
-    "assay.baseline",
-    "assay.regressions",
-    "assay.stats",
+    "assay.gate._baseline",
+    "assay.gate._regressions",
+    "assay.gate._stats",
     "scipy",
     "difflib",
     "httpx",

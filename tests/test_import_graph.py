@@ -4,7 +4,12 @@ Every module is parsed with ``ast`` (nothing is imported). An edge A → B is an
 ``from … import`` in A, at module level or inside a function, of an ``assay`` module B:
 ``from assay.x import y`` is an edge to ``assay.x.y`` when that is a module, else to ``assay.x``;
 relative imports are resolved against A's package; a package's ``__init__`` is the package's
-module. Imports under ``if TYPE_CHECKING:`` are skipped (they never run).
+module. Imports under ``if TYPE_CHECKING:`` count too: a circle of type-only imports is still a
+circle a reader has to hold in their head, and a type-only import from a lower stage of a
+higher one is still the lower stage knowing the higher.
+
+Besides no cycle, the stages are layered: each top-level unit (a shared module or a stage's
+package) is in one layer of :data:`LAYERS`, and imports only from units of lower layers.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ def module_files() -> dict[str, Path]:
     """Every module of the package by dotted name (a package by its own name)."""
     out = {}
     for path in sorted(ROOT.rglob("*.py")):
+        if path.relative_to(ROOT).parts[0] == "data":
+            continue  # the packaged tasks' fixtures: code for agents to work on, not assay's
         parts = ("assay", *path.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -33,24 +40,11 @@ def module_files() -> dict[str, Path]:
 MODULES = module_files()
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement under ``node``, skipping ``if TYPE_CHECKING:`` bodies."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
-            for other in child.orelse:  # the `else:` branch does run
-                if isinstance(other, ast.Import | ast.ImportFrom):
-                    yield other
-                yield from _imports(other)
-            continue
+    """Every import statement under ``node`` (``if TYPE_CHECKING:`` bodies included)."""
+    for child in ast.walk(node):
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
-        yield from _imports(child)
 
 
 def _owner(name: str) -> str | None:
@@ -129,32 +123,101 @@ def test_the_package_has_no_import_cycle() -> None:
 
 
 def test_every_module_is_parsed() -> None:
-    assert {"assay", "assay.cli", "assay.gate", "assay.models", "assay.asserts._pointer"} <= set(
-        MODULES
-    )
+    assert {
+        "assay",
+        "assay.cli",
+        "assay.gate._run",
+        "assay.models",
+        "assay.asserts._pointer",
+    } <= set(MODULES)
 
 
 def test_from_import_resolves_to_a_submodule_or_its_package() -> None:
     graph = import_graph()
-    # gate.py: `from assay import baseline as baseline_mod` is the module assay.baseline;
+    # gate.py: `from assay import baseline as baseline_mod` is the module assay.gate._baseline;
     # `from assay.asserts import CheckContext` is the package assay.asserts.
-    assert {"assay.baseline", "assay.asserts"} <= graph["assay.gate"]
+    assert {"assay.gate._baseline", "assay.asserts"} <= graph["assay.gate._run"]
     # _entry.py: `from assay.cli import main` (a function, imported inside main) is the
     # package assay.cli.
     assert graph["assay.__main__"] == {"assay._entry"}
     assert graph["assay._entry"] == {"assay.cli"}
 
 
-def test_function_level_imports_count_and_type_checking_imports_do_not() -> None:
+def test_function_level_imports_count() -> None:
     graph = import_graph()
-    # assay/__init__.py imports the public modules only under TYPE_CHECKING.
-    assert "assay._version" in graph["assay"]
-    assert not {"assay.gate", "assay.results", "assay.comparison"} & graph["assay"]
     # The gate imports the judge inside run_gate, only when something must be judged.
-    assert "assay.judge" in graph["assay.gate"]
+    assert "assay.cascade._judge" in graph["assay.gate._run"]
 
 
 def test_a_cycle_is_found_and_printed() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# ------------------------------------------------------------------- the stages, layered
+
+# Low to high. A unit is a top-level module (shared by every stage) or a stage's package; it
+# imports only from units of lower layers. The pipeline reads bottom-up: goldens hold parsed
+# asserts, results are what scoring gives, models produce outputs, the cascade scores them, the
+# gate compares with the baseline, the agent job builds on the gate, views and commands on top.
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(layer.split())
+    for layer in (
+        "_version errors",
+        "vocabulary paths io validate _yaml plugins _collector _project_modules",
+        "asserts",
+        "goldens",
+        "results",
+        "models",
+        "config",
+        "cascade comparison attest importers",
+        "gate",
+        "agent",
+        "views",
+        "cli pytest_plugin _entry",
+        "__main__ assay",
+    )
+)
+# The top level holds the shared modules only; everything else is a stage's package.
+SHARED = frozenset(
+    {"_version", "errors", "vocabulary", "paths", "io", "validate", "_yaml", "plugins", "config"}
+    | {"_collector", "_project_modules", "_entry"}  # going: the quick exit and GC pausing
+)
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return "assay" if len(parts) == 1 else parts[1]
+
+
+def layer_of(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def test_every_unit_has_a_layer_and_the_top_level_is_shared_modules() -> None:
+    units = {unit_of(m) for m in MODULES}
+    missing = sorted(u for u in units if not any(u in layer for layer in LAYERS))
+    assert not missing, f"top-level units in no layer: {missing}"
+    loose = sorted(
+        unit_of(m)
+        for m, path in MODULES.items()
+        if path.parent == ROOT and path.name != "__init__.py" and unit_of(m) not in SHARED
+    )
+    assert loose == ["__main__"], f"top-level modules that belong in a stage's package: {loose}"
+
+
+def test_no_stage_imports_a_higher_one() -> None:
+    upward = sorted(
+        f"{module} → {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if unit_of(module) != unit_of(target)
+        and layer_of(unit_of(target)) >= layer_of(unit_of(module))
+    )
+    assert not upward, "imports of a higher (or the same) layer:\n" + "\n".join(upward)
+
+
+def test_a_type_checking_import_is_an_edge() -> None:
+    # assay/__init__.py imports the public names only under TYPE_CHECKING: those are edges.
+    assert {"assay.gate", "assay.agent"} <= import_graph()["assay"]

@@ -674,7 +674,7 @@ def test_a_bom_is_tolerated_in_a_telemetry_folder_file(tmp_path: Path) -> None:
 
 
 def test_a_bom_is_tolerated_in_a_baseline(tmp_path: Path) -> None:
-    from assay import baseline
+    from assay.gate import _baseline as baseline
 
     document = {"schema_version": baseline.SCHEMA_VERSION, "goldens": {}}
     path = bom_file(tmp_path / "assay-baseline.json", json.dumps(document))
@@ -731,7 +731,7 @@ def test_a_bom_is_tolerated_in_a_key_file(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_outputs_file_is_one_line(tmp_path: Path) -> None:
-    from assay.outputs import load_outputs
+    from assay.models._static import load_outputs
 
     with pytest.raises(OutputsError) as info:
         load_outputs(tmp_path)
@@ -743,7 +743,7 @@ def test_an_unreadable_outputs_file_is_one_line(tmp_path: Path) -> None:
 def test_a_baseline_write_failure_is_a_baseline_error_and_keeps_the_old_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assay import baseline
+    from assay.gate import _baseline as baseline
 
     path = tmp_path / "assay-baseline.json"
     path.write_text("old", encoding="utf-8")

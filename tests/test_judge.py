@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from assay.cascade._judge import judge, judge_prompt, parse_verdict
 from assay.config import JudgeSettings, load_config
 from assay.errors import ConfigError
-from assay.gate import GateOptions, run_gate
-from assay.judge import judge, judge_prompt, parse_verdict
+from assay.gate._run import GateOptions, run_gate
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_openai import GARBAGE, FakeOpenAI, fake_openai
 
@@ -494,7 +494,7 @@ def test_structured_false_sends_no_response_format(server: FakeOpenAI, tmp_path:
 def test_a_judge_without_max_tokens_gets_a_bounded_reply(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
-    from assay.judge import JUDGE_MAX_TOKENS
+    from assay.cascade._judge import JUDGE_MAX_TOKENS
 
     goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json"))
     judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from assay.shards import Shard
+from assay.gate._shards import Shard
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import AssayError, OutputsError
-from assay.outputs import load_outputs
+from assay.models._static import load_outputs
 from assay.results import DEFAULT_CANDIDATE
 
 

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from assay import gate, parallel
+from assay.cascade._schemas import check_context
 from assay.config import load_config
 from assay.errors import ConfigError, GoldenError
-from assay.gate import GateOptions, load_selected, run_gate
+from assay.gate import _load as parallel
+from assay.gate import _run as gate
+from assay.gate._run import GateOptions, load_selected, run_gate
+from assay.gate._suite import LoadedSuite
 from assay.goldens import iter_goldens, read_defaults
 from assay.goldens._loader import discover_paths
-from assay.parallel import Suite
-from assay.schemas import check_context
 from tests.helpers.cli import process_env
 
 ONE = {"ASSAY_WORKERS": "1"}
@@ -131,17 +132,16 @@ def test_the_split_run_is_really_split(suite: tuple[Path, Path], monkeypatch: An
     monkeypatch.setenv("ASSAY_WORKERS", "2")
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     loaded = load_selected(GateOptions(path=goldens, outputs=outputs), load_config())
-    assert isinstance(loaded, Suite)
+    assert isinstance(loaded, LoadedSuite)
     assert loaded.workers == 2
     assert loaded.prescored is not None
     # The same goldens, in the same order, as one process loads them.
-    assert [(g.id, g.source, g.tier) for g in loaded] == [
+    assert [(g.id, g.source, g.tier) for g in loaded.goldens] == [
         (g.id, g.source, g.tier) for g in iter_goldens(goldens)
     ]
     monkeypatch.setenv("ASSAY_WORKERS", "1")
-    assert not isinstance(
-        load_selected(GateOptions(path=goldens, outputs=outputs), load_config()), Suite
-    )
+    alone = load_selected(GateOptions(path=goldens, outputs=outputs), load_config())
+    assert alone.workers == 1 and alone.prescored is None and alone.fingerprints is None
 
 
 @needs_fork
@@ -187,11 +187,11 @@ def test_results_no_worker_gave_are_scored_in_place(
     config = load_config()
     options = GateOptions(path=goldens, outputs=two)
 
-    def score(loaded: list[Any]) -> list[dict[str, Any]]:
-        by_id = {g.id: g for g in loaded}
+    def score(loaded: LoadedSuite) -> list[dict[str, Any]]:
+        by_id = {g.id: g for g in loaded.goldens}
         produced, _, _ = gate._outputs(options, config, loaded, by_id)
         scoring = gate._Scoring(None, "none", check_context(config), False, config, True)
-        _, per_pair = scoring.score(produced, loaded, by_id)
+        _, per_pair = scoring.score(produced, loaded.goldens, by_id, prescored=loaded.prescored)
         return [r.to_dict() for rs in per_pair for r in rs]
 
     monkeypatch.setenv("ASSAY_WORKERS", "1")
@@ -199,9 +199,9 @@ def test_results_no_worker_gave_are_scored_in_place(
     monkeypatch.setenv("ASSAY_WORKERS", "2")
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     loaded = load_selected(options, config)
-    assert isinstance(loaded, Suite) and loaded.prescored is not None
-    for golden in loaded[100:2000:97]:
-        del loaded.prescored._results[id(golden)]
+    assert loaded.prescored is not None
+    for golden in loaded.goldens[100:2000:97]:
+        del loaded.prescored._results[golden.id]
     assert score(loaded) == alone
 
 
@@ -445,10 +445,10 @@ def test_defaults_and_vars_lists_load_the_same_in_every_share(
     monkeypatch.setenv("ASSAY_WORKERS", "3")
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     loaded = load_selected(GateOptions(path=goldens, outputs=outputs_path), load_config())
-    assert isinstance(loaded, Suite) and loaded.workers >= 2
-    assert [_shape(g) for g in loaded] == [_shape(g) for g in alone]
+    assert loaded.workers >= 2
+    assert [_shape(g) for g in loaded.goldens] == [_shape(g) for g in alone]
     # Every share got the one defaults object the parent read.
-    assert len({id(g.defaults) for g in loaded if g.defaults is not None}) == 1
+    assert len({id(g.defaults) for g in loaded.goldens if g.defaults is not None}) == 1
     paths = discover_paths(goldens)
     groups = parallel.plan(paths, [parallel._cost(p) for p in paths], 4)
     shares = [
@@ -486,23 +486,19 @@ def test_a_bad_defaults_file_is_the_same_error(tmp_path: Path) -> None:
 def test_the_processes_fingerprints_are_one_process_fingerprints(
     suite: tuple[Path, Path], monkeypatch: Any
 ) -> None:
-    from assay.baseline import fingerprint
+    from assay.gate._baseline import fingerprint
 
     goldens, _ = suite
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     loaded = parallel.load(goldens, workers=3, fingerprints=True)
     assert loaded is not None and loaded.workers == 3
     # Every share is sent in several batches: the stream is what is compared here.
-    assert len(loaded) > 3 * parallel._BATCH
-    assert parallel.fingerprints_of(loaded) == {g.id: fingerprint(g) for g in iter_goldens(goldens)}
-    assert parallel.fingerprints_of(list(loaded)) is None  # no Suite: the gate computes them
-    # A golden replaced in the list (its old object freed, its id free for the new one) gets
-    # its own fingerprint, never the old one's.
-    from dataclasses import replace
-
-    for index in range(0, len(loaded), 3):
-        loaded[index] = replace(loaded[index], threshold=0.5)
-    assert parallel.fingerprints_of(loaded) == {g.id: fingerprint(g) for g in loaded}
+    assert len(loaded.goldens) > 3 * parallel._BATCH
+    whole = {g.id: fingerprint(g) for g in iter_goldens(goldens)}
+    assert loaded.fingerprints_of() == whole
+    # A selection keeps the fingerprints of the goldens it keeps, by id.
+    some = loaded.keep(loaded.goldens[::3])
+    assert some.fingerprints_of() == {g.id: whole[g.id] for g in loaded.goldens[::3]}
     assert parallel.load(goldens, workers=3).fingerprints is None  # type: ignore[union-attr]
 
 

@@ -31,10 +31,10 @@ from assay.asserts import (
     register_op,
     run_assert,
 )
+from assay.asserts._similarity import BUILTIN_BACKENDS, get_backend, is_known_backend
 from assay.cli import main
 from assay.comparison import evaluate_deterministic_scorer
 from assay.errors import ConfigError, ValidationError
-from assay.formats import RenderContext, load_format, render_plugin_format
 from assay.models import provider_config
 from assay.models.providers import (
     PROVIDER_TYPES,
@@ -45,7 +45,7 @@ from assay.models.providers import (
     make_provider,
 )
 from assay.plugins import PluginError
-from assay.similarity import BUILTIN_BACKENDS, get_backend, is_known_backend
+from assay.views._formats import RenderContext, load_format, render_plugin_format
 
 BROKEN_MESSAGE = (
     "plugin 'myorg/broken' (entry point myplugin.broken:check) cannot load: ModuleNotFoundError:"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from assay.progress import Progress
+from assay.models._progress import Progress
 
 
 class Clock:

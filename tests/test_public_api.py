@@ -149,7 +149,7 @@ def test_unknown_names_raise_attribute_error() -> None:
 
 def test_the_api_names_resolve_to_their_modules() -> None:
     from assay.comparison import evaluate_deterministic_scorer, evaluate_prompt_candidates
-    from assay.gate import run_gate
+    from assay.gate._run import run_gate
 
     assert assay.evaluate_prompt_candidates is evaluate_prompt_candidates
     assert assay.evaluate_deterministic_scorer is evaluate_deterministic_scorer

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assay.gate import example_paths
+from assay.gate._run import example_paths
 from tests.helpers.cli import process_env, run_cli
 
 TIMEOUT_S = 120
@@ -92,7 +92,7 @@ def test_without_its_options_the_plugin_does_nothing(tmp_path: Path) -> None:
     project.mkdir()
     (project / "test_plain.py").write_text(
         "import sys\n\ndef test_assay_is_not_loaded():\n"
-        "    assert 'assay.gate' not in sys.modules\n",
+        "    assert 'assay.gate._run' not in sys.modules\n",
         encoding="utf-8",
     )
     code, out = _pytest(project)

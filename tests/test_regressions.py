@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assay.regressions import SUITE_ID, Rules, Trials, diff
+from assay.gate._regressions import SUITE_ID, Rules, Trials, diff
 from assay.results import Result
 
 JUDGE = "tier3-judge"

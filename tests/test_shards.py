@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assay.shards import Shard, parse_shard
+from assay.gate._shards import Shard, parse_shard
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 

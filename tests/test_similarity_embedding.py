@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from assay.asserts._similarity import EmbeddingSimilarity, get_backend
 from assay.errors import ConfigError
-from assay.similarity import EmbeddingSimilarity, get_backend
 from tests.helpers.cli import run_cli
 
 CAT = "A cat sits on the mat."

@@ -1,4 +1,4 @@
-"""assay.stats: published values, brute-force cross-checks, properties and seeded calibration."""
+"""assay.gate._stats: published values, brute-force cross-checks, properties, seeded calibration."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Literal
 
 import pytest
 
-from assay import stats
-from assay.stats import (
+from assay.gate import _stats as stats
+from assay.gate._stats import (
     holm,
     mean_difference_ci,
     paired_drop_p,

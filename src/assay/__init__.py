@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         register_op,
         run_assert,
     )
-    from assay.cascade import evaluate
+    from assay.cascade._cascade import evaluate
     from assay.comparison import (
         AbortController,
         AbortError,
@@ -53,7 +53,20 @@ if TYPE_CHECKING:
         TelemetryError,
         ValidationError,
     )
-    from assay.gate import GateOptions, GateRun, run_gate
+    from assay.gate import (
+        Diff,
+        GateOptions,
+        GateRun,
+        IdFilter,
+        Regression,
+        Rules,
+        Shard,
+        ShardDocument,
+        Trials,
+        parse_shard,
+        read_shards,
+        run_gate,
+    )
     from assay.goldens import (
         Defaults,
         Golden,
@@ -63,14 +76,8 @@ if TYPE_CHECKING:
         load_suite,
         self_test,
     )
-    from assay.merge import MergedRun, merge_run
-    from assay.models import ProviderConfig
-    from assay.outputs import load_outputs
-    from assay.partials import ShardDocument, read_shards
-    from assay.regressions import Diff, Regression, Rules, Trials
+    from assay.models import ProviderConfig, load_outputs
     from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
-    from assay.selection import IdFilter
-    from assay.shards import Shard, parse_shard
 
 _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
@@ -90,35 +97,35 @@ _EXPORTS: dict[str, str] = {
     "Config": "config",
     "ConfigError": "errors",
     "Defaults": "goldens",
-    "Diff": "regressions",
+    "Diff": "gate",
     "EvaluationItem": "comparison",
     "GateOptions": "gate",
     "GateRun": "gate",
     "GateSettings": "config",
     "Golden": "goldens",
     "GoldenError": "errors",
-    "IdFilter": "selection",
+    "IdFilter": "gate",
     "Inconsistency": "goldens",
     "ItemScore": "results",
     "JudgeSettings": "config",
     "MergeError": "errors",
-    "MergedRun": "merge",
+    "MergedRun": "agent",
     "OutputView": "asserts",
     "OutputsError": "errors",
     "PluginError": "errors",
     "PromptCandidate": "comparison",
     "ProviderConfig": "models",
-    "Regression": "regressions",
+    "Regression": "gate",
     "ReportContent": "results",
     "Result": "results",
-    "Rules": "regressions",
+    "Rules": "gate",
     "RunStoreError": "errors",
     "Sandbox": "agent",
     "SelfTestReport": "goldens",
-    "Shard": "shards",
-    "ShardDocument": "partials",
+    "Shard": "gate",
+    "ShardDocument": "gate",
     "TelemetryError": "errors",
-    "Trials": "regressions",
+    "Trials": "gate",
     "ValidationError": "errors",
     "evaluate": "cascade",
     "evaluate_deterministic_scorer": "comparison",
@@ -127,12 +134,12 @@ _EXPORTS: dict[str, str] = {
     "execute_agent": "agent",
     "iter_goldens": "goldens",
     "load_config": "config",
-    "load_outputs": "outputs",
+    "load_outputs": "models",
     "load_suite": "goldens",
-    "merge_run": "merge",
+    "merge_run": "agent",
     "parse_assert": "asserts",
-    "parse_shard": "shards",
-    "read_shards": "partials",
+    "parse_shard": "gate",
+    "read_shards": "gate",
     "register_op": "asserts",
     "run_agent": "agent",
     "run_assert": "asserts",

@@ -185,7 +185,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _similarity(value: Any, source: str) -> str:
-    from assay.similarity import is_known_backend, known_backends_text
+    from assay.asserts._similarity import is_known_backend, known_backends_text
 
     name = validate.string(value, source=source, field="similarity")
     if not is_known_backend(name):

@@ -18,7 +18,7 @@ Group                  The entry point names
 ``assay.ops``          ``fn(output: str, value: Any) -> bool | tuple[bool, str]``
 ``assay.providers``    ``factory(config: ProviderConfig) -> Provider`` (or a class)
 ``assay.similarity``   ``factory() -> Callable[[str, str], float]``
-``assay.formats``      ``render(document, context) -> str`` (see :mod:`assay.formats`)
+``assay.formats``      ``render(document, context) -> str`` (see :mod:`assay.views._formats`)
 =====================  ==========================================================
 
 See docs/plugins.md for the contract of each group.

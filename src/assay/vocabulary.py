@@ -16,7 +16,7 @@ STATUSES: Final[tuple[Status, ...]] = ("pass", "fail", "needs-judge", "no-output
 # Statuses a report lists as failing (needs-judge is undecided, not failing).
 FAILING_STATUSES: Final[tuple[Status, ...]] = ("fail", "error", "no-output")
 
-# Tier 2's built-in similarity backends (a plugin adds a pkg/name one, see assay.similarity).
+# Tier 2's built-in similarity backends (a plugin adds a pkg/name one, see asserts._similarity).
 BUILTIN_BACKENDS: Final[tuple[str, ...]] = ("none", "difflib", "rapidfuzz", "embedding")
 
 # decided_by values (tier 2 is "tier2-<backend>").

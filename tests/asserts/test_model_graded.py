@@ -12,7 +12,7 @@ import pytest
 from rapidfuzz import fuzz
 
 from assay.asserts import CheckContext, OutputView, parse_assert, run_assert
-from assay.cascade import SKIPPED_REASON, evaluate
+from assay.cascade._cascade import SKIPPED_REASON, evaluate
 from assay.errors import GoldenError
 from assay.goldens import Golden, build_golden
 from tests.helpers.fake_openai import FakeOpenAI, fake_openai

@@ -13,7 +13,7 @@ import pytest
 
 from assay.asserts import CheckContext, CheckResult, OutputView, parse_assert, run_assert
 from assay.asserts._python import function_context
-from assay.cascade import evaluate
+from assay.cascade._cascade import evaluate
 from assay.goldens import Golden, build_golden
 
 CHECKS = """

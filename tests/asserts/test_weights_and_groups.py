@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from assay.asserts import AssertSpec, OutputView, parse_assert, run_assert
-from assay.baseline import fingerprint
-from assay.cascade import evaluate
+from assay.cascade._cascade import evaluate
 from assay.errors import GoldenError
+from assay.gate._baseline import fingerprint
 from assay.goldens import Golden, build_golden
 from assay.results import Result
 from tests.test_parallel import both, make_suite, needs_fork, write_outputs

@@ -156,11 +156,11 @@ def test_rubric_only_golden_is_needs_judge_over_cli(cli: CliRunner, tmp_path: Pa
 def test_judge_is_never_called_in_deterministic_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, judge_block: str
 ) -> None:
-    import assay.judge
+    import assay.cascade._judge
     from assay.config import load_config
-    from assay.gate import GateOptions, run_gate
+    from assay.gate._run import GateOptions, run_gate
 
-    # The gate reaches the judge through assay.judge.apply_judge (which calls judge_texts and the
+    # The gate reaches the judge through cascade._judge.apply_judge (which calls judge_texts and the
     # model runner): that is what is patched, and the control at the end proves it is on the path.
     judged: list[list[str]] = []
 
@@ -171,9 +171,9 @@ def test_judge_is_never_called_in_deterministic_mode(
     def exploding(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the judge must never be called in deterministic mode")
 
-    monkeypatch.setattr(assay.judge, "apply_judge", recording_apply_judge)
-    monkeypatch.setattr(assay.judge, "judge_texts", exploding)
-    monkeypatch.setattr(assay.judge, "judge", exploding)
+    monkeypatch.setattr(assay.cascade._judge, "apply_judge", recording_apply_judge)
+    monkeypatch.setattr(assay.cascade._judge, "judge_texts", exploding)
+    monkeypatch.setattr(assay.cascade._judge, "judge", exploding)
     if judge_block:
         (tmp_path / "assay.toml").write_text(judge_block, encoding="utf-8")
     write_golden(tmp_path / "goldens", "explain-cache.md", RUBRIC_ONLY, ORIGIN)

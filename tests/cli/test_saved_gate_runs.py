@@ -51,7 +51,7 @@ def test_report_and_failures_read_a_saved_gate_run(tmp_path: Path) -> None:
 def test_after_a_failing_check_failures_names_the_regression(tmp_path: Path) -> None:
     goldens = tmp_path / "goldens"
     outputs = tmp_path / "outputs.json"
-    from assay.gate import example_paths
+    from assay.gate._run import example_paths
 
     example_goldens, example_outputs = example_paths()
     answers = json.loads(example_outputs.read_text(encoding="utf-8"))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay import baseline
 from assay.errors import GoldenError
+from assay.gate import _baseline as baseline
 from assay.goldens import (
     DEFAULT_THRESHOLD,
     Golden,

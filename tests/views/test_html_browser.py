@@ -18,9 +18,9 @@ import pytest
 
 from assay.asserts import CheckResult
 from assay.config import load_config
-from assay.gate import GateOptions, GateRun, load_selected, run_gate
+from assay.gate._run import GateOptions, GateRun, load_selected, run_gate
 from assay.goldens import Golden
-from assay.outputs import load_outputs
+from assay.models._static import load_outputs
 from assay.results import ReportContent, Result, summarize
 from assay.views._html import embed_json, render_html
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
@@ -179,7 +179,7 @@ def project(tmp_path: Path) -> Project:
     run_gate(GateOptions(path=goldens_path, outputs=good, mode="write-baseline"), config)
     options = GateOptions(path=goldens_path, outputs=now, mode="check")
     run = run_gate(options, config)
-    by_id = {g.id: g for g in load_selected(options, config)}
+    by_id = {g.id: g for g in load_selected(options, config).goldens}
     baseline = json.loads(config.baseline.read_text(encoding="utf-8"))
     return Project(run, by_id, load_outputs(now, by_id), baseline)
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from assay.asserts import CheckResult
-from assay.baseline import Diff
-from assay.gate import GateRun
+from assay.gate._baseline import Diff
+from assay.gate._run import GateRun
 from assay.results import Result, summarize
 from assay.views._junit import GATE_SUITE, render_junit
 from tests.helpers.runs import (

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.baseline import Diff, Regression
-from assay.gate import GateRun
+from assay.gate._baseline import Diff, Regression
+from assay.gate._run import GateRun
 from assay.results import Result, summarize
 from assay.views._markdown import MAX_ROWS, cell, render_markdown
 from assay.views._text import render_text

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
         AgentVerdict,
     )
     from assay.agent._merge import (
+        MergedRun,
         merge_agent,
+        merge_run,
     )
     from assay.agent._record import (
         compare_runs,
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
         load_telemetry,
         parse_record,
     )
-    from assay.run_store import (
+    from assay.gate._store import (
         RUN_SCHEMA_VERSION,
         list_runs,
         runs_dir,
@@ -78,7 +80,7 @@ _EXPORTS: Final = {
     "COST_BASELINE_USD": "assay.agent._composite",
     "Components": "assay.agent._composite",
     "DURATION_BASELINE_S": "assay.agent._composite",
-    "RUN_SCHEMA_VERSION": "assay.run_store",
+    "RUN_SCHEMA_VERSION": "assay.gate._store",
     "Sandbox": "assay.agent._execute",
     "Telemetry": "assay.agent._telemetry",
     "attestation_checker": "assay.agent._benchmark",
@@ -88,18 +90,20 @@ _EXPORTS: Final = {
     "execute_agent": "assay.agent._benchmark",
     "failures_table": "assay.agent._record",
     "glob_regex": "assay.agent._taxonomy",
-    "list_runs": "assay.run_store",
+    "list_runs": "assay.gate._store",
     "load_run": "assay.agent._saved_runs",
     "load_tasks": "assay.agent._benchmark",
     "load_telemetry": "assay.agent._telemetry",
     "merge_agent": "assay.agent._merge",
+    "merge_run": "assay.agent._merge",
+    "MergedRun": "assay.agent._merge",
     "owned": "assay.agent._taxonomy",
     "parse_record": "assay.agent._telemetry",
     "previous_run": "assay.agent._saved_runs",
     "run_agent": "assay.agent._benchmark",
     "run_document": "assay.agent._record",
-    "runs_dir": "assay.run_store",
-    "save_run": "assay.run_store",
+    "runs_dir": "assay.gate._store",
+    "save_run": "assay.gate._store",
     "score_tasks": "assay.agent._scoring",
 }
 
@@ -115,6 +119,7 @@ __all__ = [
     "AgentVerdict",
     "AttestationCheck",
     "Components",
+    "MergedRun",
     "Sandbox",
     "Telemetry",
     "attestation_checker",
@@ -129,6 +134,7 @@ __all__ = [
     "load_tasks",
     "load_telemetry",
     "merge_agent",
+    "merge_run",
     "owned",
     "parse_record",
     "previous_run",

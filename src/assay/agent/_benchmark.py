@@ -15,13 +15,13 @@ from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import load_telemetry
+from assay.cascade._schemas import check_context
 from assay.config import Config
 from assay.errors import AssayError
+from assay.gate._selection import IdFilter
+from assay.gate._shards import Shard
+from assay.gate._store import prune_runs, save_run
 from assay.goldens import Golden, iter_goldens, load_suite
-from assay.run_store import prune_runs, save_run
-from assay.schemas import check_context
-from assay.selection import IdFilter
-from assay.shards import Shard
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 if TYPE_CHECKING:

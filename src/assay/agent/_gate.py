@@ -1,7 +1,7 @@
 """The gate for agent runs: ``--write-baseline`` / ``--check`` with ``--telemetry``.
 
 The same machinery as the goldens gate: each task's outcome is a random trial (an agent is not
-deterministic), compared per task and paired across tasks (:mod:`assay.regressions`); and the
+deterministic), compared per task and paired across tasks (:mod:`assay.gate._regressions`); and the
 composite score and each of its components may not fall below the baseline's by more than
 ``score_tolerance``. ``min_score`` and ``min_pass_rate`` fail the gate in any agent run.
 """
@@ -13,15 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from assay import baseline as baseline_mod
 from assay.agent._scoring import AgentRun
 from assay.asserts import CheckResult
 from assay.config import Config
 from assay.errors import BaselineError
+from assay.gate import _baseline as baseline_mod
+from assay.gate._regressions import Regression, Rules, Trials
+from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden
 from assay.paths import shown_path
-from assay.regressions import Regression, Rules, Trials
-from assay.regressions import diff as regressions_diff
 from assay.results import Result, summarize_by_candidate
 from assay.validate import is_number
 

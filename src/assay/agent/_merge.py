@@ -7,17 +7,19 @@ floating-point sums as the unsharded run), then scored, saved and gated as that 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.agent._scoring import AgentRun
 from assay.agent._telemetry import Telemetry
 from assay.errors import MergeError
+from assay.results import ReportContent
 
 if TYPE_CHECKING:
     from assay.agent._benchmark import AgentOutcome
     from assay.config import Config
-    from assay.partials import ShardDocument
+    from assay.gate._partial import ShardDocument
 
 
 def merge_agent(
@@ -40,15 +42,15 @@ def merge_agent(
     from assay.agent._composite import compose
     from assay.agent._gate import agent_gate
     from assay.agent._record import run_document
-    from assay.partials import (
+    from assay.gate._partial import (
         check_shards,
         checked_baseline,
         ordered_results,
         shards_config,
         suite_index,
     )
+    from assay.gate._store import save_run
     from assay.results import totals
-    from assay.run_store import save_run
     from assay.vocabulary import TIERS
 
     check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings"))
@@ -124,3 +126,49 @@ def merge_agent(
         alpha=settings["alpha"],
     )
     return AgentOutcome(document, run_id, None, None, verdict)
+
+
+@dataclass(frozen=True, slots=True)
+class MergedRun:
+    """A merged run as the command shows it: its document, the content views may show, the
+    reasons the gate could not decide, and the exit code."""
+
+    document: dict[str, Any]
+    content: ReportContent
+    exit_code: int
+    undecided: list[str]
+
+
+def merge_run(
+    parts: Sequence[ShardDocument],
+    config: Config,
+    *,
+    baseline: Path | None = None,
+    write_baseline: bool = False,
+    force: bool = False,
+) -> MergedRun:
+    """Merge goldens gate shards or agent run shards (whichever the documents are).
+
+    Raises:
+        MergeError: see :func:`merge_gate`.
+    """
+    kinds = {part.partial.get("kind") for part in parts}
+    if kinds == {"gate"}:
+        from assay.gate import merge_gate
+
+        run = merge_gate(
+            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
+        )
+        return MergedRun(run.to_dict(), run.content(), run.exit_code, run.undecided)
+    if kinds == {"agent"}:
+        outcome = merge_agent(
+            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
+        )
+        return MergedRun(outcome.view(), ReportContent(), outcome.exit_code, [])
+    odd = next(p for p in parts if p.partial.get("kind") != parts[0].partial.get("kind"))
+    raise MergeError(
+        f"is a {odd.partial.get('kind')} shard, {parts[0].source} a "
+        f"{parts[0].partial.get('kind')} one: not shards of the same run",
+        source=odd.source,
+        field="partial.kind",
+    )

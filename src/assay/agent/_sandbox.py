@@ -116,9 +116,7 @@ def toolchain(fenced: Sequence[str]) -> list[str]:
 def package_folder() -> Path:
     """assay's own package: its data (the packaged tasks and their solutions) is never in the
     sandbox, though a venv that holds the package is."""
-    import assay
-
-    return Path(os.path.realpath(assay.__file__)).parent
+    return Path(os.path.realpath(__file__)).parent.parent  # src/assay, from src/assay/agent
 
 
 def named_paths(command: str, fenced: Sequence[str]) -> list[str]:

@@ -1,5 +1,5 @@
 """Saved runs read back: the latest, a named one, the one before (the store itself, which
-every run writes to, is :mod:`assay.run_store`)."""
+every run writes to, is :mod:`assay.gate._store`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from assay.agent._record import upgrade_record
 from assay.errors import RunStoreError
+from assay.gate._store import RUN_SCHEMA_VERSION, _order, list_runs, runs_dir, save_run
 from assay.io import read_json
-from assay.run_store import RUN_SCHEMA_VERSION, _order, list_runs, runs_dir, save_run
 
 
 def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
                 "a damaged run record (schema version 1) cannot be read", source=str(path)
             ) from None
     if isinstance(document, dict) and document.get("kind") == "gate" and "rows" in document:
-        from assay.gate_record import expand_rows
+        from assay.gate._record import expand_rows
 
         try:  # a gate run keeps its results as rows: the views read result records
             document["results"] = expand_rows(document.pop("rows"))

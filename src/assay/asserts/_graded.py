@@ -1,5 +1,5 @@
 """The ``similar`` assert: tier 2's similarity as one assert of a golden (the other
-model-graded assert, ``judge``, is graded by the gate: see assay.cascade and assay.judge).
+model-graded assert, ``judge``, is graded by the gate: see assay.cascade).
 
 ``{op: similar, value: "reference", threshold: 0.8, backend: difflib|rapidfuzz}`` scores the
 output against ``value`` and passes when the score reaches the threshold. Without ``backend``
@@ -45,7 +45,7 @@ def similar_backend(args: Mapping[str, Any], ctx: CheckContext) -> str:
 
 
 def op_similar(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    from assay.similarity import get_backend
+    from assay.asserts._similarity import get_backend
 
     reference = args.get("value")
     if not isinstance(reference, str) or not reference:

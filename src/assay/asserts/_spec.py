@@ -45,7 +45,7 @@ class AssertSpec:
         plain: the check counts exactly 0 or 1 with weight 1, so a golden made only of plain
             checks is decided by the original all-must-pass rule without any weighting.
         rank: the op's cost (0 cheap, 1 ``similar``, 2 ``judge``): the order a golden's
-            asserts run in, and which may be skipped (see assay.cascade).
+            asserts run in, and which may be skipped (see assay.cascade._cascade).
 
     Specs compare by identity and are read-only (``args`` may hold any JSON value). ``text`` and
     ``passed`` are computed on first use: the scorer API builds a spec per call and rarely

@@ -18,7 +18,7 @@ from assay.cli._step_summary import append_step_summary
 if TYPE_CHECKING:
     from assay.agent import AgentOptions
     from assay.config import Config
-    from assay.gate import GateOptions
+    from assay.gate._run import GateOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
     """
     shard = None
     if shard_spec is not None:
-        from assay.shards import parse_shard
+        from assay.gate._shards import parse_shard
 
         try:
             shard = parse_shard(shard_spec)
@@ -95,7 +95,7 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
             raise click.UsageError(f"--shard: {exc}") from None
     chosen = None
     if patterns:
-        from assay.selection import id_filter
+        from assay.gate._selection import id_filter
 
         chosen = id_filter(patterns)
     for flag, given in (("--shard", shard), ("--filter", chosen)):
@@ -117,15 +117,15 @@ def run_gate_flow(
 ) -> int:
     """The gate on given outputs or live candidates (or ``--self-test``): report, exit code;
     ``save``: the run's record is saved (``assay runs list``, ``assay report --run``)."""
-    from assay.gate import load_selected, run_gate
+    from assay.gate._run import load_selected, run_gate
 
     if self_test:
+        from assay.cascade._schemas import check_context
         from assay.goldens import self_test as run_self_test
-        from assay.schemas import check_context
         from assay.views import dump_json
         from assay.views._text import render_self_test
 
-        result = run_self_test(load_selected(options, config), check_context(config))
+        result = run_self_test(load_selected(options, config).goldens, check_context(config))
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
@@ -149,8 +149,8 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
     """Save the gate run's record. The run has decided: a record that cannot be written is a
     warning, never another exit code."""
     from assay.errors import AssayError
-    from assay.gate_record import gate_record
-    from assay.run_store import prune_runs, save_run
+    from assay.gate._record import gate_record
+    from assay.gate._store import prune_runs, save_run
 
     try:
         run_id = save_run(config.root, gate_record(run, document))

@@ -75,7 +75,7 @@ def seal_command(
     tasks = list(iter_goldens(goldens)) if goldens is not None else []
     if goldens is None or not any(t.id == task_id for t in tasks):
         # Not under GOLDENS (or none given): the project's tasks, then the packaged ones.
-        from assay.tasks import find_task
+        from assay.agent._tasks import find_task
 
         project = goldens or config.goldens
         entry = find_task(task_id, project)

@@ -106,7 +106,7 @@ def eval_command(
     PATH is the goldens folder or file (default: the project's goldens, from assay.toml).
     """
     from assay.config import load_config
-    from assay.gate import GateOptions
+    from assay.gate._run import GateOptions
 
     mode = baseline_mode(write_baseline, check)
     if (alpha is not None or max_repeats is not None) and mode != "check":

@@ -90,7 +90,7 @@ def gate_command(
     PATH is the goldens folder or file (default: the project's goldens, from assay.toml).
     """
     from assay.config import load_config
-    from assay.gate import GateOptions
+    from assay.gate._run import GateOptions
 
     if example and (path is not None or outputs is not None):
         raise click.UsageError("--example brings its own goldens and outputs: no PATH or --outputs")

@@ -45,10 +45,10 @@ def merge_command(
       assay gate --check --shard 1/3 --json > shard-1.json   # and 2/3, 3/3
       assay merge shard-*.json --format junit --output report.xml
     """
+    from assay.agent import merge_run
     from assay.cli._step_summary import append_step_summary
     from assay.config import load_config
-    from assay.merge import merge_run
-    from assay.partials import read_shards
+    from assay.gate._partial import read_shards
     from assay.views import render
 
     if as_json and fmt not in (None, "json"):

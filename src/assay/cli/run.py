@@ -240,7 +240,7 @@ def run_command(
             )
         return run_agent_flow(agent_options, config, report, execute)
 
-    from assay.gate import GateOptions
+    from assay.gate._run import GateOptions
 
     options = GateOptions(
         path=path,

@@ -25,8 +25,8 @@ def _relative(path: Path) -> str:
 @click.option("--tier", "tiers", multiple=True, type=click.Choice(TIERS), help="Only these tiers.")
 def list_command(tiers: tuple[str, ...]) -> int:
     """Ids, tiers, titles and paths of the tasks."""
+    from assay.agent._tasks import all_tasks
     from assay.config import load_config
-    from assay.tasks import all_tasks
 
     tasks = all_tasks(load_config().goldens, tiers or None)
     if not tasks:
@@ -45,8 +45,8 @@ def list_command(tiers: tuple[str, ...]) -> int:
 @click.argument("task_id")
 def show_command(task_id: str) -> int:
     """One task: where it is, its instruction, verify command, signals and limits."""
+    from assay.agent._tasks import find_task
     from assay.config import load_config
-    from assay.tasks import find_task
 
     task = find_task(task_id, load_config().goldens)
     golden = task.golden

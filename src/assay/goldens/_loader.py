@@ -226,7 +226,7 @@ def load_suite(
         tiers: only these tiers (all when None).
         strict: every unknown frontmatter key is an error (``strict = true`` in the config).
         own: the goldens of ``project_root`` when they are loaded already (by
-            :mod:`assay.parallel`), in :func:`iter_goldens` order.
+            :mod:`assay.gate._load`), in :func:`iter_goldens` order.
     """
     wanted = set(tiers) if tiers else set(TIERS)
     if own is None:

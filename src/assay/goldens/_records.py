@@ -26,7 +26,7 @@ def jsonl_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of each non-blank line of ``path`` between the byte offsets
     ``start`` (a line start) and ``stop`` (a line start, or the end), read in 1 MiB blocks: a
-    worker process reads its share of one large JSONL file (:mod:`assay.parallel`).
+    worker process reads its share of one large JSONL file (:mod:`assay.gate._load`).
 
     It gives what :func:`assay.io.iter_jsonl_objects` gives for those lines (valid UTF-8
     decodes the same whole or split at newlines). Anything else (a BOM, bad UTF-8, bad JSON, a

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assay.models._live import LiveOutputs, build_calls, generate_outputs, prompt_context
     from assay.models._pool import gather_or_cancel
     from assay.models._runner import Call, Outcome, RunStats, backoff_delay, run_calls
+    from assay.models._static import load_outputs, read_outputs
     from assay.models._template import placeholders, render
     from assay.models.providers import (
         PROVIDER_TYPES,
@@ -52,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "gather_or_cancel": "_pool",
     "generate_outputs": "_live",
     "load_candidates_file": "_candidates_file",
+    "load_outputs": "_static",
+    "read_outputs": "_static",
     "make_provider": "providers",
     "placeholders": "_template",
     "prompt_context": "_live",
@@ -81,10 +84,12 @@ __all__ = [
     "gather_or_cancel",
     "generate_outputs",
     "load_candidates_file",
+    "load_outputs",
     "make_provider",
     "placeholders",
     "prompt_context",
     "provider_config",
+    "read_outputs",
     "render",
     "run_calls",
 ]

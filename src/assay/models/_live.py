@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.cascade import CallFailed
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden
 from assay.models._cache import OutputCache, default_cache_path
 from assay.models._candidates_file import CandidatesFile, LiveCandidate
 from assay.models._runner import Call, RunStats, run_calls
 from assay.models._template import VARS_KEY, render, reserved_var, reserved_var_message
+from assay.results import CallFailed
 
 
 @dataclass(slots=True)

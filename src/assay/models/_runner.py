@@ -23,6 +23,7 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.models._cache import OutputCache, cache_key, provider_identity
 from assay.models._pool import gather_or_cancel
+from assay.models._progress import Progress
 from assay.models.providers import (
     Completion,
     Provider,
@@ -31,7 +32,6 @@ from assay.models.providers import (
     ProviderTimeout,
     make_provider,
 )
-from assay.progress import Progress
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0

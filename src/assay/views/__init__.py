@@ -5,7 +5,7 @@ holds (inputs, expected answers, outputs), passed as :class:`~assay.results.Repo
 Built-in formats: ``text``, ``json``, ``markdown``, ``junit``, ``html``, and ``outputs`` (the
 answers as an outputs file ``--outputs`` reads back). Each renderer module is
 imported only when its format is asked for. Any other format is a plugin named ``pkg/name``
-(the ``assay.formats`` entry point group, see :mod:`assay.formats` and docs/plugins.md).
+(the ``assay.formats`` entry point group, see :mod:`assay.views._formats` and docs/plugins.md).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def render(
         return renderer(fmt)(document, content)
     if fmt in _RENDERERS:
         return renderer(fmt)(document)
-    from assay.formats import RenderContext, render_plugin_format
+    from assay.views._formats import RenderContext, render_plugin_format
 
     view = str(document.get("kind", "gate"))
     return render_plugin_format(fmt, document, RenderContext(view=view))

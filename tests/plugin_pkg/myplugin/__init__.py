@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assay.formats import RenderContext
 from assay.models.providers import Completion, ProviderConfig
+from assay.views._formats import RenderContext
 
 
 def ends_with(output: str, value: Any) -> bool | tuple[bool, str]:

@@ -2,7 +2,7 @@
 
 Schema 2 records the suite the baseline was written from and, for a golden whose outcome is
 random, the evidence of its repeats (trials, passes, errors, score samples) that the gate's
-statistics compare with (:mod:`assay.regressions`). Schema 1 baselines are still read.
+statistics compare with (:mod:`assay.gate._regressions`). Schema 1 baselines are still read.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any, Final
 from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
+from assay.gate._regressions import Diff, Regression, Trials
+from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden
 from assay.io import atomic_write_text, dump_json, read_json
-from assay.regressions import Diff, Regression, Trials
-from assay.regressions import diff as regressions_diff
 from assay.results import CandidateSummary, Result
 from assay.vocabulary import STATUSES, TIERS
 
@@ -102,7 +102,7 @@ def build(
     Args:
         goldens: id -> golden, or id -> its fingerprint (a merge of shards has no goldens).
         trials: the repeats behind each random result; their evidence is kept in the entry.
-        suite: the suite the run loaded (see :func:`assay.gate.suite_of`).
+        suite: the suite the run loaded (see :func:`assay.gate._run.suite_of`).
         kind: ``gate`` or ``agent``: which run wrote it (a check refuses the other kind).
     """
     per: dict[str, dict[str, Any]] = {}
@@ -359,7 +359,7 @@ def diff(
     tiers: Iterable[str] | None = None,
 ) -> Diff:
     """Compare a run of deterministic outcomes with a baseline of the same suite (the exact
-    rule); :func:`assay.regressions.diff` is the whole comparison, statistics included.
+    rule); :func:`assay.gate._regressions.diff` is the whole comparison, statistics included.
 
     Args:
         tiers: the tiers this run selected; baseline goldens of other tiers are not compared.

@@ -4,7 +4,7 @@ A run with ``--shard I/N`` adds a ``partial`` section to its ``--json`` document
 results (already in the document) it carries what the verdict reads and the document lacks:
 each golden's place in the whole suite's order, its fingerprint, the evidence of every random
 result (unrounded), the errors, the stray outputs, and the settings that must agree across
-shards. The readers below take them back (:mod:`assay.merge` and the agent's merge use them).
+shards. The readers below take them back (:mod:`assay.gate._merge` and the agent's merge use them).
 
 Nothing here is ground truth: ids, fingerprints (digests), counts and scores only.
 """
@@ -24,8 +24,8 @@ from assay.results import Result
 
 if TYPE_CHECKING:
     from assay.config import Config
-    from assay.gate import ErrorTally, GateOptions, GateRun, GateStep
-    from assay.regressions import Trials
+    from assay.gate._regressions import Trials
+    from assay.gate._run import ErrorTally, GateOptions, GateRun, GateStep
 
 PARTIAL_VERSION: Final = 1
 
@@ -70,7 +70,7 @@ def gate_partial(
     similarity: str,
 ) -> dict[str, Any]:
     """The partial of one shard of a goldens gate run."""
-    from assay.baseline import FingerprintMemo, fingerprint
+    from assay.gate._baseline import FingerprintMemo, fingerprint
 
     position = {golden_id: i for i, golden_id in enumerate(suite_ids)}
     strict = set(step.strict)
@@ -268,7 +268,7 @@ def _short(value: Any) -> str:
 
 
 def _shard_of(part: ShardDocument) -> tuple[int, int]:
-    from assay.shards import parse_shard
+    from assay.gate._shards import parse_shard
 
     try:
         shard = parse_shard(str(part.partial.get("shard")))
@@ -304,7 +304,7 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
 
 
 def trials_from_list(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], Trials]:
-    from assay.regressions import Trials
+    from assay.gate._regressions import Trials
 
     return {
         (str(c), str(g)): Trials(int(d), int(p), int(e), tuple(float(s) for s in scores), bool(r))
@@ -345,8 +345,8 @@ def checked_baseline(
     part: ShardDocument, settings: Mapping[str, Any], config: Config, override: Path | None
 ) -> tuple[dict[str, Any], Path]:
     """The baseline the shards compared with, and its path; refused when its bytes changed."""
-    from assay.baseline import load
-    from assay.partials import file_digest
+    from assay.gate._baseline import load
+    from assay.gate._partial import file_digest
 
     recorded = settings.get("baseline") or {}
     # As the shards named it (relative to where they ran, as this merge runs): the merged

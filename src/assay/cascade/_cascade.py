@@ -13,7 +13,7 @@ assert left makes the golden ``needs-judge``, finished by the gate with the run'
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final
 
 from assay.asserts import (
@@ -26,21 +26,13 @@ from assay.asserts import (
     run_assert,
 )
 from assay.asserts._groups import aggregate, check_score
+from assay.asserts._similarity import SimilarityFn
 from assay.asserts._spec import JUDGE_OP, AssertSpec
 from assay.goldens import Golden
 from assay.results import Result
-from assay.similarity import SimilarityFn
 from assay.vocabulary import TIER1, TIER3, Status, tier2
 
 NO_OUTPUT: Final[Any] = object()
-
-
-@dataclass(frozen=True, slots=True)
-class CallFailed:
-    """An output that never came: the model call failed after its retries (the message names
-    no content). Scored as ``error``, never a pass."""
-
-    message: str
 
 
 def _decided(

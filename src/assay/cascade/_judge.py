@@ -212,11 +212,11 @@ def apply_judge(
 
     A golden with asserts reached the judge through its ``judge`` asserts: each one still
     pending is one call (its own rubric), all in the same batch, and the result is decided by
-    :func:`assay.cascade.finish_judged`."""
+    :func:`assay.cascade._cascade.finish_judged`."""
     import asyncio
 
     from assay.asserts import as_text
-    from assay.cascade import finish_judged, is_pending_judge
+    from assay.cascade._cascade import finish_judged, is_pending_judge
     from assay.models import OutputCache, default_cache_path
 
     items: list[tuple[str, str, str]] = []

@@ -10,7 +10,7 @@
   when it is significant at ``alpha``; a drop that is not is a note.
 
 Errors (failed calls, judge errors) are never regressions: they are undecided, and the gate
-counts them (see :mod:`assay.gate`). Only the goldens a run selected are compared; a baseline
+counts them (see :mod:`assay.gate._run`). Only the goldens a run selected are compared; a baseline
 golden missing from the suite is a regression only when the run loaded the suite the baseline
 was written from.
 """
@@ -178,7 +178,7 @@ def _golden_test(
     candidate: str, golden_id: str, before: Trials, after: Trials, by_score: bool
 ) -> _Test | None:
     """The one-sided test that this golden got worse, or None when a side has no trials."""
-    from assay import stats
+    from assay.gate import _stats as stats
 
     if before.decided == 0 or after.decided == 0:
         return None
@@ -353,7 +353,7 @@ def diff(
     """Compare a run with a baseline document.
 
     Args:
-        document: the baseline (validated by :func:`assay.baseline.load`).
+        document: the baseline (validated by :func:`assay.gate._baseline.load`).
         results: the run's results (one per candidate and selected golden).
         trials: the repeats behind each result, keyed by (candidate, golden id).
         selected: the ids of the goldens this run selected.
@@ -397,7 +397,7 @@ def undecided_pairs(
     """The (candidate, golden) pairs whose comparison is still open at this look: not yet
     significant at the per-look level, but with a p-value below ``futility`` (a golden that
     shows no sign of a drop is not worth more calls)."""
-    from assay import stats
+    from assay.gate import _stats as stats
 
     walk = _walk(document, results, trials, selected, True, None, strict, rules)
     level = _golden_level(walk.tests, rules)
@@ -435,7 +435,7 @@ def _significant(
 
     if not tests:
         return []
-    from assay import stats
+    from assay.gate import _stats as stats
 
     by_candidate: dict[str, list[_Test]] = {}
     for test in tests:

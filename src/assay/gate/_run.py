@@ -12,37 +12,38 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from assay._collector import settled_objects
 from assay.asserts import as_text
+from assay.asserts._similarity import get_backend
 from assay.asserts._spec import JUDGE_OP
-from assay.cascade import (
+from assay.cascade._cascade import (
     NO_OUTPUT,
-    CallFailed,
     combine_repeats,
     error_result,
     evaluate,
     is_skipped,
 )
+from assay.cascade._schemas import check_context
 from assay.config import Config
 from assay.errors import ConfigError, GoldenError
+from assay.gate._suite import LoadedSuite, Prescored
 from assay.goldens import Golden, Tier, iter_goldens, load_suite
-from assay.outputs import load_outputs
+from assay.models._static import load_outputs
 from assay.paths import shown_path
 from assay.results import (
+    CallFailed,
     CandidateSummary,
     ReportContent,
     Result,
     results_document,
     summarize_by_candidate,
 )
-from assay.schemas import check_context
-from assay.similarity import get_backend
 from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
     # The baseline and the comparison are loaded only by runs that write or check one: a plain
     # report never pays for them.
-    from assay.regressions import Diff, Trials
-    from assay.selection import IdFilter
-    from assay.shards import Shard
+    from assay.gate._regressions import Diff, Trials
+    from assay.gate._selection import IdFilter
+    from assay.gate._shards import Shard
 
 Mode = Literal["report", "write-baseline", "check"]
 # Where the undecided verdict starts quoting the first errors (the provider's or judge's own
@@ -69,7 +70,7 @@ class GateOptions:
     alpha: float | None = None
     max_repeats: int | None = None
     shard: Shard | None = None
-    # -k / --filter: only the goldens whose id matches (see assay.selection).
+    # -k / --filter: only the goldens whose id matches (see assay.gate._selection).
     filter: IdFilter | None = None
     # A live run's overrides of its candidates file's settings.
     repeats: int | None = None
@@ -100,7 +101,7 @@ class GateRun:
     # A live run's answers go into its --json results (static outputs are the user's file).
     live: bool = False
     shard: str | None = None
-    # A shard's evidence for `assay merge` (see assay.partials): only in a shard's document.
+    # A shard's evidence for `assay merge` (see assay.gate._partial): only in a shard's document.
     partial: dict[str, Any] | None = field(default=None, repr=False)
     # Judge asserts skipped because cheaper asserts decided their golden (None: the run
     # scored no judge assert, and its document has no such key).
@@ -176,16 +177,16 @@ def _select(goldens: Iterable[Golden], tiers: tuple[Tier, ...]) -> Iterator[Gold
 
 def load_selected(
     options: GateOptions, config: Config, meanwhile: _Meanwhile | None = None
-) -> list[Golden]:
+) -> LoadedSuite:
     """The goldens this run scores (those of its shard, with ``--shard``; those ``--filter``
     matches, with it).
 
     A large suite is loaded by one process per core, which also score it against static
-    outputs (:mod:`assay.parallel`; the results ride on the list for ``_Scoring.score``); a
+    outputs (:mod:`assay.gate._load`; the results come keyed by golden id in the suite); a
     small one, a shard, or a platform without a safe fork loads here. ``meanwhile`` is done
     here while the workers run, when there are workers.
     """
-    from assay import parallel
+    from assay.gate import _load
 
     root = example_paths()[0] if options.example else options.path
     project = root is None  # the project's goldens folder, plus packaged defaults
@@ -195,11 +196,11 @@ def load_selected(
         outputs = example_paths()[1] if options.example else options.outputs
         static = options.candidates is None and not (options.judge or config.judge.verified)
         backend = options.similarity or config.similarity
-        suite = parallel.load(
+        suite = _load.load(
             root,
             strict=config.strict,
             tiers=options.tiers,
-            scoring=parallel.StaticScoring(outputs, backend, config)
+            scoring=_load.StaticScoring(outputs, backend, config)
             if static and outputs is not None
             else None,
             meanwhile=meanwhile,
@@ -208,14 +209,14 @@ def load_selected(
         )
         if suite is not None and project:
             tiers = options.tiers or None
-            return suite.keep(
-                _filtered(load_suite(root, tiers, strict=config.strict, own=suite), options)
-            )
+            own = load_suite(root, tiers, strict=config.strict, own=suite.goldens)
+            return suite.keep(_filtered(own, options))
         if suite is not None:
-            return suite.keep(_filtered(_select(suite, options.tiers), options))
+            return suite.keep(_filtered(_select(suite.goldens, options.tiers), options))
     with settled_objects():  # a large suite's objects, filed once (see there)
         goldens = load_whole(options, config)
-    return _filtered(goldens if options.shard is None else options.shard.select(goldens), options)
+    chosen = goldens if options.shard is None else options.shard.select(goldens)
+    return LoadedSuite(_filtered(chosen, options))
 
 
 def _filtered(goldens: Iterable[Golden], options: GateOptions) -> list[Golden]:
@@ -255,7 +256,7 @@ def load_whole(options: GateOptions, config: Config) -> list[Golden]:
 
 
 def _outputs(
-    options: GateOptions, config: Config, goldens: list[Golden], by_id: dict[str, Golden]
+    options: GateOptions, config: Config, suite: LoadedSuite, by_id: dict[str, Golden]
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any], Any]:
     """Every candidate's outputs, as lists (one per repeat), run statistics, and for a live
     run its candidates file and finish reasons (None for static outputs)."""
@@ -268,7 +269,7 @@ def _outputs(
         if options.max_concurrency is not None:
             spec = replace(spec, max_concurrency=options.max_concurrency)
         live = generate_outputs(
-            goldens,
+            suite.goldens,
             spec,
             root=config.root,
             use_cache=not options.no_cache,
@@ -282,11 +283,8 @@ def _outputs(
             "no candidate outputs: pass --outputs FILE, --candidates FILE or --example",
             field="--outputs",
         )
-    if type(goldens) is not list:  # loaded by workers, which read the outputs file already
-        from assay.parallel import prescored
-
-        prepared = prescored(goldens)
-        given = prepared.outputs_for(outputs_path, by_id) if prepared is not None else None
+    if suite.prescored is not None:  # loaded by workers, which read the outputs file already
+        given = suite.prescored.outputs_for(outputs_path, by_id)
         if given is not None:
             return given, {}, None
     flat = load_outputs(outputs_path, by_id)
@@ -337,6 +335,7 @@ class _Scoring:
         by_id: dict[str, Golden],
         *,
         fill_missing: bool = True,
+        prescored: Prescored | None = None,
         finish: dict[str, dict[str, list[str | None]]] | None = None,
         measured: dict[str, dict[str, list[tuple[float | None, float | None]]]] | None = None,
     ) -> tuple[list[tuple[str, str]], list[list[Result]]]:
@@ -346,13 +345,9 @@ class _Scoring:
         per_pair: list[list[Result]] = []
         pending: list[tuple[int, int, Any]] = []
         ready = None  # (golden, candidate index) -> the result a worker computed, if any
-        prepared = None
-        if fill_missing and finish is None and not self.judging and type(goldens) is not list:
-            from assay.parallel import prescored
-
-            prepared = prescored(goldens)
-            if prepared is not None:
-                ready = prepared.lookup(outputs, self.config, self.backend_name)
+        prepared = prescored if fill_missing and finish is None and not self.judging else None
+        if prepared is not None:
+            ready = prepared.lookup(outputs, self.config, self.backend_name)
         for position, (candidate, produced) in enumerate(outputs.items()):
             whole = prepared.all_of(goldens, position) if prepared and ready else None
             if whole is not None:  # the workers scored every golden: all at once
@@ -396,7 +391,7 @@ class _Scoring:
                 keys.append((candidate, golden.id))
                 per_pair.append(results)
         if pending:
-            from assay.judge import apply_judge
+            from assay.cascade._judge import apply_judge
             from assay.models import RunStats
 
             if self.judge_stats is None:
@@ -441,12 +436,13 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     checked = options.mode == "check"
     early = _Meanwhile(options.baseline or config.baseline) if checked else None
     if options.shard is None:
-        goldens = load_selected(options, config, early)
+        suite = load_selected(options, config, early)
     else:  # a shard's partial places each of its goldens in the whole suite's order
         whole = load_whole(options, config)
         suite_ids = [g.id for g in whole]
-        goldens = list(options.shard.select(whole))
+        suite = LoadedSuite(list(options.shard.select(whole)))
         del whole
+    goldens = suite.goldens
     if not goldens:
         _nothing_selected(options, config)
     by_id = {g.id: g for g in goldens}
@@ -457,7 +453,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         document = early.document if early is not None and early.document is not None else None
         if document is None:
             document = _load_baseline(options.baseline or config.baseline)
-    outputs, stats, live_info = _outputs(options, config, goldens, by_id)
+    outputs, stats, live_info = _outputs(options, config, suite, by_id)
     spec, finish, measured = live_info if live_info is not None else (None, None, None)
     backend_name = options.similarity or config.similarity
     similarity = get_backend(backend_name)
@@ -472,7 +468,9 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         config,
         not options.no_cache,
     )
-    keys, per_pair = scoring.score(outputs, goldens, by_id, finish=finish, measured=measured)
+    keys, per_pair = scoring.score(
+        outputs, goldens, by_id, prescored=suite.prescored, finish=finish, measured=measured
+    )
     spec_notes: list[str] = list(spec.notes) if spec is not None else []
     strays: dict[str, tuple[int, list[str]]] = {}
     for candidate, produced in outputs.items():
@@ -510,8 +508,6 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         c: {g: (o[0].message if _failed(o[0]) else o[0]) for g, o in m.items() if o}
         for c, m in outputs.items()
     }
-    from assay.parallel import fingerprints_of
-
     gating = options.mode != "report" or config.min_pass_rate is not None
     tally = ErrorTally.of(per_pair)
     if gating or options.shard is not None:  # a partial carries the evidence for its merge
@@ -526,12 +522,12 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         path_given=options.path is not None,
         sharded=options.shard is not None or options.filter is not None,
         # The fingerprints the loading processes computed, when they did.
-        goldens=fingerprints_of(goldens) or by_id,
+        goldens=suite.fingerprints_of() or by_id,
         strict=[g.id for g in goldens if g.fields.get("gate") == "strict"],
     )
     looks, first_look = (1, None) if adaptive is None else (adaptive.looks, adaptive.first_look)
     if options.shard is not None and suite_ids is not None:
-        from assay.partials import gate_partial
+        from assay.gate._partial import gate_partial
 
         run.partial = gate_partial(
             run,
@@ -608,8 +604,8 @@ def _adaptive_repeats(
     the planned number of looks (Bonferroni), and the suite test reads the first look only.
     ``per_pair`` grows in place and ``stats`` counts the extra calls.
     """
+    from assay.gate._regressions import Rules, undecided_pairs
     from assay.models import generate_outputs
-    from assay.regressions import Rules, undecided_pairs
 
     looks = -(-max_repeats // spec.repeats)
     rules = Rules(
@@ -662,7 +658,7 @@ def _trials(
 ) -> dict[tuple[str, str], Trials]:
     """The repeats behind each result whose outcome is random (a live output, a judge, more
     than one repeat); a deterministic result is one trial and needs no record of its own."""
-    from assay.regressions import Trials
+    from assay.gate._regressions import Trials
 
     out: dict[tuple[str, str], Trials] = {}
     for repeats, result in zip(per_pair, results, strict=True):
@@ -763,7 +759,7 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
 
 
 def _load_baseline(path: Path) -> dict[str, Any]:
-    from assay import baseline
+    from assay.gate import _baseline as baseline
 
     return baseline.load(path)
 
@@ -820,9 +816,9 @@ def _baseline_step(
 ) -> None:
     if step.mode == "report":
         return
-    from assay import baseline as baseline_mod
-    from assay.regressions import Rules
-    from assay.regressions import diff as regressions_diff
+    from assay.gate import _baseline as baseline_mod
+    from assay.gate._regressions import Rules
+    from assay.gate._regressions import diff as regressions_diff
 
     baseline_path = step.baseline
     if step.mode == "write-baseline":

@@ -1,21 +1,20 @@
 """``assay merge``: the shards of one run back into the whole run, with the whole run's verdict.
 
-Each shard's ``--json`` document carries a ``partial`` (see :mod:`assay.partials`). Merging
+Each shard's ``--json`` document carries a ``partial`` (see :mod:`assay.gate._partial`). Merging
 checks that the documents are the N distinct shards of one suite run with one set of settings,
 puts every result back in the whole suite's order, and ends the way an unsharded run ends
-(:func:`assay.gate.conclude`, :func:`assay.agent.merge_agent`): the same results, aggregates,
-regressions, exit code and baseline bytes.
+(:func:`assay.gate.conclude`): the same results, aggregates, regressions, exit code and baseline
+bytes. Agent shards are merged by :func:`assay.agent.merge_run`, which uses this.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MergeError
-from assay.partials import (
+from assay.gate._partial import (
     ShardDocument,
     check_shards,
     checked_baseline,
@@ -24,58 +23,11 @@ from assay.partials import (
     suite_index,
     trials_from_list,
 )
-from assay.results import ReportContent
 
 if TYPE_CHECKING:
     from assay.config import Config
-    from assay.gate import GateRun, Mode
-    from assay.regressions import Trials
-
-
-@dataclass(frozen=True, slots=True)
-class MergedRun:
-    """A merged run as the command shows it: its document, the content views may show, the
-    reasons the gate could not decide, and the exit code."""
-
-    document: dict[str, Any]
-    content: ReportContent
-    exit_code: int
-    undecided: list[str]
-
-
-def merge_run(
-    parts: Sequence[ShardDocument],
-    config: Config,
-    *,
-    baseline: Path | None = None,
-    write_baseline: bool = False,
-    force: bool = False,
-) -> MergedRun:
-    """Merge goldens gate shards or agent run shards (whichever the documents are).
-
-    Raises:
-        MergeError: see :func:`merge_gate`.
-    """
-    kinds = {part.partial.get("kind") for part in parts}
-    if kinds == {"gate"}:
-        run = merge_gate(
-            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
-        )
-        return MergedRun(run.to_dict(), run.content(), run.exit_code, run.undecided)
-    if kinds == {"agent"}:
-        from assay.agent import merge_agent
-
-        outcome = merge_agent(
-            parts, config, baseline=baseline, write_baseline=write_baseline, force=force
-        )
-        return MergedRun(outcome.view(), ReportContent(), outcome.exit_code, [])
-    odd = next(p for p in parts if p.partial.get("kind") != parts[0].partial.get("kind"))
-    raise MergeError(
-        f"is a {odd.partial.get('kind')} shard, {parts[0].source} a "
-        f"{parts[0].partial.get('kind')} one: not shards of the same run",
-        source=odd.source,
-        field="partial.kind",
-    )
+    from assay.gate._regressions import Trials
+    from assay.gate._run import GateRun, Mode
 
 
 def merge_gate(
@@ -97,7 +49,7 @@ def merge_gate(
             the one the shards compared with.
         BaselineError: the baseline cannot be read or written.
     """
-    from assay.gate import ErrorTally, GateRun, GateStep, conclude, stray_notes
+    from assay.gate._run import ErrorTally, GateRun, GateStep, conclude, stray_notes
     from assay.results import summarize_by_candidate
 
     check_shards(

@@ -18,11 +18,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from assay.gate import QUOTED_ERRORS
+from assay.gate._run import QUOTED_ERRORS
 from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
-    from assay.gate import GateRun
+    from assay.gate._run import GateRun
 
 # The summary keys a record keeps (the baseline path is the project-relative one).
 _SUMMARY_KEYS = (

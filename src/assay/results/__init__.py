@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_CANDIDATE",
     "DOCUMENT_SCHEMA_VERSION",
     "STATUSES",
+    "CallFailed",
     "CandidateScore",
     "CandidateSummary",
     "ItemScore",
@@ -40,6 +41,14 @@ __all__ = [
     "summarize_by_candidate",
     "totals",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailed:
+    """An output that never came: the model call failed after its retries (the message names
+    no content). Scored as ``error``, never a pass."""
+
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

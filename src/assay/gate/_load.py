@@ -7,7 +7,8 @@ one worker per core beyond the first, loads the first share in the calling proce
 and gathers the others' goldens in suite order. Workers send their goldens in batches as they
 go, and the calling process rebuilds each batch between batches of its own share, so that
 little is left to do once the last worker is done. With static outputs (``--outputs``, the example)
-each worker also scores its goldens; :func:`prescored` hands those results to the gate.
+each worker also scores its goldens; the :class:`~assay.gate._suite.LoadedSuite` hands those
+results to the gate, keyed by golden id.
 
 What stays in one process, on purpose: live candidates (the runner already overlaps model calls;
 their cache and statistics live in the parent), the judge (a model call), the embedding backend
@@ -19,7 +20,7 @@ Results are those of one process, by construction:
 
 * shares are contiguous and gathered in order, so goldens, and results in candidate then suite
   order, come out as one process makes them; duplicate ids are checked over the whole suite;
-* a worker scores exactly as :class:`assay.gate._Scoring` does (the same ``evaluate`` with the
+* a worker scores exactly as :class:`assay.gate._run._Scoring` does (the same ``evaluate`` with the
   same arguments); its results travel as compact tuples rebuilt into equal ``Result`` objects;
 * anything unusual (a bad golden, an irregular JSONL line, a worker that fails or dies, even
   after sending some batches, a fork that fails) makes :func:`load` return None after
@@ -40,7 +41,7 @@ import bisect
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -48,8 +49,9 @@ from typing import TYPE_CHECKING, Any, Final
 from assay._collector import settled_objects
 from assay.asserts import CheckResult
 from assay.asserts._registry import _passed, runs_project_code
-from assay.cascade import NO_OUTPUT, evaluate
+from assay.cascade._cascade import NO_OUTPUT, evaluate
 from assay.errors import AssayError, ConfigError
+from assay.gate._suite import LoadedSuite, Prescored, Prints, StaticScoring
 from assay.goldens import Golden, Tier
 from assay.goldens._defaults import read_defaults
 from assay.goldens._loader import _folder_tier, discover_paths, iter_path, read_quickly, unique
@@ -59,8 +61,7 @@ from assay.results import Result
 from assay.vocabulary import TIER1
 
 if TYPE_CHECKING:
-    from assay.config import Config
-    from assay.outputs import RawOutputs
+    from assay.models._static import RawOutputs
 
 WORKERS_ENV: Final = "ASSAY_WORKERS"
 MIN_MS_ENV: Final = "ASSAY_PARALLEL_MIN_MS"
@@ -89,145 +90,12 @@ _BLOCK: Final = 1 << 20
 # The similarity backends a worker may use: pure functions of two texts.
 DETERMINISTIC_BACKENDS: Final = frozenset({"none", "difflib", "rapidfuzz"})
 
-# The fingerprints the processes computed: id(golden) -> (the golden, its fingerprint); the
-# golden is kept so that its id cannot name another object.
-Prints = dict[int, tuple[Golden, str]]
 # A share of the suite: a golden file, or the lines of a JSONL file between two byte offsets
 # (path, start, stop, number of the first line).
 Unit = str | tuple[str, int, int, int]
 # What a share's scoring gives: the outputs shape it assumed (per candidate or not), and per
 # golden the result of each candidate (None for a golden of a tier not selected).
 Scored = tuple[bool, list[tuple[Result, ...] | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class StaticScoring:
-    """How workers may score: static outputs with a deterministic backend, no judge.
-
-    Attributes:
-        outputs: the outputs file.
-        similarity: the tier 2 backend's name (one of :data:`DETERMINISTIC_BACKENDS`).
-        config: the run's config; results are handed only to a run of this config.
-    """
-
-    outputs: Path
-    similarity: str
-    config: Config
-
-
-class Prescored:
-    """Results the workers computed, for :class:`assay.gate._Scoring` to use as they are.
-
-    They apply to one run: the config they were computed for, with the outputs
-    :meth:`outputs_for` read (in the shape the selected golden ids give the file).
-    """
-
-    __slots__ = ("_given", "_per_candidate", "_raw", "_results", "config", "outputs", "similarity")
-
-    def __init__(self, scoring: StaticScoring, raw: RawOutputs):
-        self.outputs = scoring.outputs
-        self.similarity = scoring.similarity
-        self.config = scoring.config
-        self._raw = raw
-        # id(golden) -> (the golden, the outputs shape assumed, one result per candidate); the
-        # golden is kept so that its id cannot be reused by another object.
-        self._results: dict[int, tuple[Golden, bool, tuple[Result, ...]]] = {}
-        self._given: Any = None
-        self._per_candidate: bool | None = None
-
-    def outputs_for(
-        self, path: Path, golden_ids: Collection[str]
-    ) -> dict[str, dict[str, list[Any]]] | None:
-        """The outputs of ``path`` for these goldens, as the gate holds them (``{candidate:
-        {golden_id: [output]}}``), from the file as read before the workers started; None when
-        ``path`` is not that file."""
-        if path != self.outputs:
-            return None
-        self._per_candidate = self._raw.per_candidate(golden_ids)
-        flat = self._raw.shaped(self._per_candidate)
-        self._given = {c: {g: [o] for g, o in m.items()} for c, m in flat.items()}
-        return self._given  # type: ignore[no-any-return]
-
-    def lookup(
-        self, outputs: dict[str, dict[str, list[Any]]], config: Config, similarity: str
-    ) -> Callable[[Golden, int], Result | None] | None:
-        """``(golden, candidate index) -> result`` for a scoring of ``outputs`` (the very
-        object :meth:`outputs_for` returned) under ``config`` with ``similarity``; None when the
-        results do not apply. The function gives None for a golden no worker scored for these
-        outputs (then the caller scores it)."""
-        if outputs is not self._given or config is not self.config:
-            return None
-        if similarity != self.similarity:
-            return None
-        results, shape = self._results, self._per_candidate
-
-        def find(golden: Golden, index: int) -> Result | None:
-            found = results.get(id(golden))
-            if found is None or found[0] is not golden or found[1] != shape:
-                return None
-            return found[2][index]
-
-        return find
-
-    def all_of(self, goldens: Sequence[Golden], index: int) -> list[Result] | None:
-        """Candidate ``index``'s result of every golden, as :meth:`lookup`'s function finds
-        them one by one, or None when a worker scored not all of them for these outputs."""
-        results = self._results
-        try:
-            found = [results[id(g)] for g in goldens]
-        except KeyError:
-            return None
-        shape = self._per_candidate
-        if not all([f[0] is g and f[1] == shape for f, g in zip(found, goldens, strict=True)]):
-            return None
-        return [f[2][index] for f in found]
-
-
-class Suite(list[Golden]):
-    """Goldens in suite order, as :func:`assay.gate.load_selected` returns them, with the
-    results of the workers that loaded them (None when no worker scored), and the
-    fingerprints the processes computed (see :data:`Prints`; None when not asked).
-    """
-
-    __slots__ = ("fingerprints", "prescored", "workers")
-
-    def __init__(
-        self,
-        goldens: Iterable[Golden],
-        prescored: Prescored | None = None,
-        workers: int = 1,
-        fingerprints: Prints | None = None,
-    ):
-        super().__init__(goldens)
-        self.prescored = prescored
-        self.workers = workers
-        self.fingerprints = fingerprints
-
-    def keep(self, goldens: Iterable[Golden]) -> Suite:
-        """A selection of these goldens (tiers, packaged defaults added) with the same results."""
-        return Suite(goldens, self.prescored, self.workers, self.fingerprints)
-
-
-def fingerprints_of(goldens: Sequence[Golden]) -> dict[str, str] | None:
-    """Golden id -> fingerprint (:func:`assay.baseline.fingerprint`) of ``goldens``, from those
-    the processes that loaded them computed (the rest computed here); None when ``goldens``
-    is no :class:`Suite` that has them."""
-    known = goldens.fingerprints if isinstance(goldens, Suite) else None
-    if known is None:
-        return None
-    from assay.baseline import fingerprint
-
-    memo: dict[int, Any] = {}
-    out: dict[str, str] = {}
-    for g in goldens:
-        found = known.get(id(g))
-        out[g.id] = found[1] if found is not None and found[0] is g else fingerprint(g, memo)
-    return out
-
-
-def prescored(goldens: Sequence[Golden]) -> Prescored | None:
-    """The workers' results carried by ``goldens``, if it is a :class:`Suite` that has some."""
-    return goldens.prescored if isinstance(goldens, Suite) else None
 
 
 def usable_cores() -> int:
@@ -441,7 +309,7 @@ class _Scorer:
         a share that holds none of its keys assumes per candidate; the gate keeps the results
         only when the whole run's ids agree (else it scores that share's goldens itself).
         """
-        from assay.similarity import get_backend
+        from assay.asserts._similarity import get_backend
 
         raw = self.raw
         wanted = self.tiers
@@ -618,7 +486,7 @@ def _decode(
         )
     if prints is not None and prints_of is not None:
         for golden, printed in zip(goldens, prints, strict=True):
-            prints_of[id(golden)] = (golden, printed)
+            prints_of[golden.id] = printed
     if prepared is None or packed is None:
         return goldens
     shape, per_golden = packed
@@ -653,7 +521,7 @@ def _decode(
                     golden.id, golden.tier, name, status, passed, score, decided_by, checks, notes
                 )
             )
-        filed[id(golden)] = (golden, shape, tuple(rebuilt))
+        filed[golden.id] = (shape, tuple(rebuilt))
     return goldens
 
 
@@ -702,7 +570,7 @@ def _finish(
             scored = None
     prints = None
     if fingerprinted:  # the baseline step's, computed here on every core
-        from assay.baseline import fingerprint
+        from assay.gate._baseline import fingerprint
 
         memo: dict[int, Any] = {}
         prints = [fingerprint(g, memo) for g in goldens]
@@ -921,12 +789,12 @@ def _run(
                 scored, prints = _finish(batch, scorer, fingerprinted)
                 if prints is not None and prints_of is not None:
                     for golden, printed in zip(batch, prints, strict=True):
-                        prints_of[id(golden)] = (golden, printed)
+                        prints_of[golden.id] = printed
                 if prepared is not None and scored is not None:
                     shape, results = scored
                     for golden, rs in zip(batch, results, strict=True):
                         if rs is not None:
-                            prepared._results[id(golden)] = (golden, shape, rs)
+                            prepared._results[golden.id] = (shape, rs)
                 goldens.extend(batch)
                 gather.take(wait=False)
             if meanwhile is not None:  # the caller's own work, while the workers still run
@@ -950,7 +818,7 @@ def load(
     meanwhile: Callable[[], object] | None = None,
     meanwhile_us: float = 0.0,
     fingerprints: bool = False,
-) -> Suite | None:
+) -> LoadedSuite | None:
     """Every golden under ``root`` (all tiers, duplicate ids checked, in suite order) loaded by
     several processes, with the results of the goldens of ``tiers`` (all when empty) when
     ``scoring`` says how to score; None when one process should load the suite: too small, one
@@ -1001,7 +869,7 @@ def load(
         return None
     if len({g.id for g in goldens}) != len(goldens):
         list(unique(goldens))  # raises the duplicate-id error one process raises
-    return Suite(goldens, prepared, len(groups), prints)
+    return LoadedSuite(goldens, prepared, len(groups), prints)
 
 
 def _scoring(
@@ -1014,8 +882,8 @@ def _scoring(
         return None, None
     import stat
 
-    from assay.outputs import read_outputs
-    from assay.schemas import check_context
+    from assay.cascade._schemas import check_context
+    from assay.models._static import read_outputs
 
     try:
         # Read now, and again in one process should the workers fail: only a regular file can
@@ -1036,13 +904,11 @@ __all__ = [
     "DETERMINISTIC_BACKENDS",
     "MIN_MS_ENV",
     "WORKERS_ENV",
+    "LoadedSuite",
     "Prescored",
     "StaticScoring",
-    "Suite",
-    "fingerprints_of",
     "fork_is_safe",
     "load",
-    "prescored",
     "usable_cores",
     "workers_wanted",
 ]
