@@ -281,7 +281,7 @@ def test_load_without_schema_version(tmp_path: Path) -> None:
 
 def test_load_invalid_json(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
-    path.write_text('{"schema_version": 1, ', encoding="utf-8")
+    path.write_text('{"schema_version": 2, ', encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
         baseline.load(path)
     assert str(path) in str(excinfo.value)
@@ -302,7 +302,7 @@ def test_load_not_an_object(tmp_path: Path) -> None:
 )
 def test_load_bad_goldens_shape(tmp_path: Path, goldens: Any) -> None:
     path = tmp_path / "b.json"
-    document: dict[str, Any] = {"schema_version": 1}
+    document: dict[str, Any] = {"schema_version": 2}
     if goldens is not None:
         document["goldens"] = goldens
     path.write_text(json.dumps(document), encoding="utf-8")
@@ -314,7 +314,7 @@ def test_load_bad_goldens_shape(tmp_path: Path, goldens: Any) -> None:
 
 def test_load_non_utf8(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
-    path.write_bytes(b'{"schema_version": 1, "goldens": {}, "x": "caf\xe9"}')
+    path.write_bytes(b'{"schema_version": 2, "goldens": {}, "x": "caf\xe9"}')
     with pytest.raises(BaselineError) as excinfo:
         baseline.load(path)
     assert str(path) in str(excinfo.value)
@@ -518,3 +518,21 @@ def test_diff_reads_loaded_baseline(tmp_path: Path) -> None:
     document = baseline.load(path)
     out = baseline.diff(document, [result("g1"), result("g2", "no-output")], by_id(goldens))
     assert [r.id for r in out.regressions] == ["g2"]
+
+
+def test_a_schema_1_baseline_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"schema_version": 1, "goldens": {}}), encoding="utf-8")
+    with pytest.raises(BaselineError) as excinfo:
+        baseline.load(path)
+    assert excinfo.value.field == "schema_version"
+    assert "write it again with --write-baseline" in str(excinfo.value)
+    assert str(path) in str(excinfo.value)
+
+
+def test_a_check_refuses_the_other_kind_of_baseline() -> None:
+    with pytest.raises(BaselineError, match="written by an agent run, not a goldens gate run"):
+        baseline.check_kind({"kind": "agent"}, "gate", "b.json")
+    with pytest.raises(BaselineError, match="written by a goldens gate run, not an agent run"):
+        baseline.check_kind({}, "agent", "b.json")
+    baseline.check_kind({}, "gate", "b.json")

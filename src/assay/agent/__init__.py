@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from assay.agent._execute import (
         Sandbox,
     )
-    from assay.agent._gate import (
-        AgentVerdict,
-    )
     from assay.agent._merge import (
         MergedRun,
         merge_agent,
@@ -74,7 +71,6 @@ _EXPORTS: Final = {
     "AgentOptions": "assay.agent._benchmark",
     "AgentOutcome": "assay.agent._benchmark",
     "AgentRun": "assay.agent._scoring",
-    "AgentVerdict": "assay.agent._gate",
     "AttestationCheck": "assay.agent._scoring",
     "CATEGORIES": "assay.agent._taxonomy",
     "COST_BASELINE_USD": "assay.agent._composite",
@@ -116,7 +112,6 @@ __all__ = [
     "AgentOptions",
     "AgentOutcome",
     "AgentRun",
-    "AgentVerdict",
     "AttestationCheck",
     "Components",
     "MergedRun",

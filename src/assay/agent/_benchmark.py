@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assay.agent._gate import AgentVerdict, agent_gate
+from assay.agent._gate import agent_gate
 from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
@@ -21,6 +21,7 @@ from assay.errors import AssayError
 from assay.gate._selection import IdFilter
 from assay.gate._shards import Shard
 from assay.gate._store import prune_runs, save_run
+from assay.gate._verdict import Verdict
 from assay.goldens import Golden, iter_goldens, load_suite
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
@@ -52,7 +53,7 @@ class AgentOutcome:
     run_id: str | None
     comparison: dict[str, Any] | None
     compare_note: str | None = None
-    verdict: AgentVerdict = field(default_factory=AgentVerdict)
+    verdict: Verdict = field(default_factory=Verdict)
 
     @property
     def exit_code(self) -> int:

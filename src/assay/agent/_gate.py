@@ -9,7 +9,7 @@ composite score and each of its components may not fall below the baseline's by 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -18,48 +18,14 @@ from assay.asserts import CheckResult
 from assay.config import Config
 from assay.errors import BaselineError
 from assay.gate import _baseline as baseline_mod
-from assay.gate._regressions import Regression, Rules, Trials
-from assay.gate._regressions import diff as regressions_diff
+from assay.gate._regressions import Regression, Trials
+from assay.gate._verdict import ErrorTally, Evidence, GateStep, Verdict, conclude, is_mode
 from assay.goldens import Golden
-from assay.paths import shown_path
 from assay.results import Result, summarize_by_candidate
 from assay.validate import is_number
 
 COMPOSITE_ID: Final = "(composite)"
 _EPSILON: Final = 1e-9
-
-
-@dataclass(slots=True)
-class AgentVerdict:
-    """What the gate made of an agent run (empty when no gate was asked for)."""
-
-    mode: str = "report"
-    baseline: Path | None = None
-    regressions: list[Regression] | None = None
-    notes: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 2 if self.failures else 0
-
-    def apply(self, document: dict[str, Any]) -> dict[str, Any]:
-        """The run's document with the verdict in it (the keys a gate document has)."""
-        if self.mode == "report" and not self.failures:
-            return document
-        out = dict(document)
-        summary = dict(out["summary"])
-        summary["mode"] = self.mode
-        summary["gate"] = "failed" if self.failures else "passed"
-        if self.failures:
-            summary["gate_failures"] = list(self.failures)
-        if self.baseline is not None:
-            summary["baseline"] = shown_path(self.baseline)
-        if self.regressions is not None:
-            out["regressions"] = [r.to_dict() for r in self.regressions]
-            summary["baseline_notes"] = list(self.notes)
-        out["summary"] = summary
-        return out
 
 
 def _trials(run: AgentRun) -> dict[tuple[str, str], Trials]:
@@ -98,6 +64,40 @@ def _redacted(run: AgentRun) -> list[Result]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class CompositeRule:
+    """The agent job's rule on top of the gate's: the composite score and each component may
+    not fall below the baseline's by more than ``score_tolerance``, nor the score below
+    ``min_score``. The baseline keeps the composite it is compared with."""
+
+    run: AgentRun
+    tolerance: float
+
+    def extend(self, document: dict[str, Any]) -> None:
+        document["composite"] = self.run.composite()
+
+    def regressions(self, document: Mapping[str, Any], source: str) -> list[Regression]:
+        before = _composite_of(document, source)
+        after = {"score": self.run.score, **self.run.components.to_dict()}
+        out = []
+        for name, old in before.items():
+            new = after.get(name)
+            if new is not None and new < old - self.tolerance - _EPSILON:
+                label = "composite score" if name == "score" else name
+                allowed = f" (tolerance {self.tolerance:g})" if self.tolerance else ""
+                where = COMPOSITE_ID if name == "score" else f"(component {name})"
+                out.append(
+                    Regression("agent", where, f"{label} dropped {old:.3f} → {new:.3f}{allowed}")
+                )
+        return out
+
+    def failures(self, config: Config) -> list[str]:
+        minimum = config.gate.min_score
+        if minimum is not None and self.run.score < minimum:
+            return [f"composite score {self.run.score:.3f} is below min_score {minimum:g}"]
+        return []
+
+
 def agent_gate(
     run: AgentRun,
     tasks: Mapping[str, Golden] | Mapping[str, str],
@@ -108,66 +108,31 @@ def agent_gate(
     force: bool,
     config: Config,
     alpha: float | None = None,
-) -> AgentVerdict:
-    """Write or check the agent baseline, and apply ``min_score`` / ``min_pass_rate``.
+) -> Verdict:
+    """The gate's verdict on an agent run (:func:`assay.gate.conclude`), with the composite
+    rule: write or check the agent baseline, ``min_score`` and ``min_pass_rate``.
 
     Raises:
         BaselineError: a missing, unreadable or non-agent baseline.
     """
+    if not is_mode(mode):
+        raise ValueError(f"not a gate mode: {mode!r}")
     path = baseline or config.baseline
-    verdict = AgentVerdict(mode=mode)
-    if mode == "write-baseline":
-        summaries = summarize_by_candidate(run.tasks, sorted({r.candidate for r in run.tasks}))
-        document = baseline_mod.build(
-            run.tasks, tasks, summaries, trials=_trials(run), suite=suite, kind="agent"
-        )
-        document["composite"] = run.composite()
-        baseline_mod.write(path, document, force=force)
-        verdict.baseline = path
-    elif mode == "check":
-        document = baseline_mod.load(path)
-        if document.get("kind", "gate") != "agent":
-            raise BaselineError(
-                "this baseline was written by a goldens gate run, not an agent run",
-                source=str(path),
-                field="kind",
-            )
-        before = _composite_of(document, str(path))
-        tolerance = config.gate.score_tolerance
-        diff = regressions_diff(
-            document,
-            _redacted(run),
-            _trials(run),
-            selected=tasks,
-            whole_suite=document.get("suite") == suite,
-            tiers=run.tiers,
-            changed=baseline_mod.changed_goldens(document, tasks),
-            rules=Rules(config.gate.alpha if alpha is None else alpha, tolerance),
-        )
-        after = {"score": run.score, **run.components.to_dict()}
-        for name, old in before.items():
-            new = after.get(name)
-            if new is not None and new < old - tolerance - _EPSILON:
-                label = "composite score" if name == "score" else name
-                allowed = f" (tolerance {tolerance:g})" if tolerance else ""
-                where = COMPOSITE_ID if name == "score" else f"(component {name})"
-                why = f"{label} dropped {old:.3f} → {new:.3f}{allowed}"
-                diff.regressions.append(Regression("agent", where, why))
-        verdict.baseline = path
-        verdict.regressions = diff.regressions
-        verdict.notes = diff.notes
-        if diff.regressions:
-            verdict.failures.append(
-                f"{len(diff.regressions)} regression(s) against {shown_path(path)}"
-            )
-    minimum = config.gate.min_score
-    if minimum is not None and run.score < minimum:
-        verdict.failures.append(f"composite score {run.score:.3f} is below min_score {minimum:g}")
-    if config.min_pass_rate is not None:
-        decided = [r for r in run.tasks if r.status != "error"]
-        rate = sum(r.status == "pass" for r in decided) / len(decided) if decided else 0.0
-        if rate < config.min_pass_rate:
-            verdict.failures.append(
-                f"pass rate {rate:.1%} is below min_pass_rate {config.min_pass_rate:.1%}"
-            )
-    return verdict
+    document = baseline_mod.load(path) if mode == "check" else None
+    summaries = summarize_by_candidate(run.tasks, sorted({r.candidate for r in run.tasks}))
+    tasks_as_trials = [[r] for r in run.tasks]
+    evidence = Evidence(_redacted(run), summaries, _trials(run), ErrorTally.of(tasks_as_trials))
+    step = GateStep(
+        mode=mode,
+        baseline=path,
+        force=force,
+        alpha=config.gate.alpha if alpha is None else alpha,
+        tiers=run.tiers,
+        suite=suite,
+        sharded=False,
+        goldens=tasks,
+        strict=(),
+        kind="agent",
+    )
+    rule = CompositeRule(run, config.gate.score_tolerance)
+    return conclude(evidence, step, config, document, extra=rule)

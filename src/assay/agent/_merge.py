@@ -6,7 +6,7 @@ floating-point sums as the unsharded run), then scored, saved and gated as that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from assay.results import ReportContent
 if TYPE_CHECKING:
     from assay.agent._benchmark import AgentOutcome
     from assay.config import Config
+    from assay.gate._merge import MergedParts
     from assay.gate._partial import ShardDocument
 
 
@@ -39,28 +40,52 @@ def merge_agent(
         BaselineError: the baseline cannot be read or written.
     """
     from assay.agent._benchmark import AgentOutcome
-    from assay.agent._composite import compose
     from assay.agent._gate import agent_gate
     from assay.agent._record import run_document
-    from assay.gate._partial import (
-        check_shards,
-        checked_baseline,
-        ordered_results,
-        shards_config,
-        suite_index,
-    )
+    from assay.gate._merge import merged_parts
+    from assay.gate._partial import shards_config
     from assay.gate._store import save_run
-    from assay.results import totals
-    from assay.vocabulary import TIERS
+    from assay.gate._verdict import is_mode
 
-    check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings"))
-    head = parts[0].partial
+    if not parts:
+        raise MergeError("no shard documents to merge")
+    settings = parts[0].partial.get("settings", {})
+    mode = "write-baseline" if write_baseline else settings.get("mode")
+    if not is_mode(mode):
+        raise MergeError(
+            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
+        )
+    merged = merged_parts(
+        parts,
+        config,
+        kind="agent",
+        same=(),
+        candidates=["agent"],
+        check=mode == "check",
+        baseline=baseline,
+    )
+    run = _merged_run(parts, merged)
     # Each shard read its own telemetry (an --agent shard writes a folder of its own).
     sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
-    selection = {**head["selection"], "telemetry": ", ".join(sources)}
-    settings: dict[str, Any] = head["settings"]
-    index = suite_index(parts)
-    position = index.position
+    document = run_document(run, {**merged.head["selection"], "telemetry": ", ".join(sources)})
+    run_id = save_run(config.root, document) if save else None
+    if run_id is not None:
+        document = {"run_id": run_id, **document}
+    verdict = agent_gate(
+        run,
+        merged.index.fingerprints,
+        mode=mode,
+        baseline=merged.baseline[1] if merged.baseline is not None else baseline,
+        suite=merged.head["suite"],
+        force=force,
+        config=shards_config(config, merged.settings),
+        alpha=merged.settings["alpha"],
+    )
+    return AgentOutcome(document, run_id, None, None, verdict)
+
+
+def _records(parts: Sequence[ShardDocument], position: Mapping[str, int]) -> list[Telemetry]:
+    """Every shard's telemetry records, in the whole suite's order."""
     records: list[tuple[int, Telemetry]] = []
     for part in parts:
         held = {task_id for task_id, *_ in part.partial["goldens"]}
@@ -83,49 +108,38 @@ def merge_agent(
                 judge=judge,
             )
             records.append((position[task_id], record))
-    tasks = [result for _, result in ordered_results(parts, position, ["agent"])]
-    in_order = [record for _, record in sorted(records, key=lambda item: item[0])]
+    return [record for _, record in sorted(records, key=lambda item: item[0])]
+
+
+def _merged_run(parts: Sequence[ShardDocument], merged: MergedParts) -> AgentRun:
+    """The whole run's tasks and composite, the same floating-point sums as unsharded."""
+    from assay.agent._composite import compose
+    from assay.results import totals
+    from assay.vocabulary import TIERS
+
+    tasks = [result for _, result in merged.ordered]
+    in_order = _records(parts, merged.index.position)
     n = len(tasks)
-    unsafe = any(r.safety is not None for r in tasks)
     components = compose(
         n,
         totals(tasks).counts["pass"],
         in_order,
         any_missing=len(in_order) < n,
-        unsafe=unsafe,
-        settings=settings["bench"],
+        unsafe=any(r.safety is not None for r in tasks),
+        settings=merged.settings["bench"],
     )
     per_tier: dict[str, float | None] = {}
     for tier in TIERS:
         mine = [r for r in tasks if r.tier == tier]
         per_tier[tier] = totals(mine).pass_rate if mine else None
-    run = AgentRun(
+    return AgentRun(
         tasks,
         components,
         per_tier,
-        tuple(settings["tiers"]),
+        tuple(merged.settings["tiers"]),
         sum(r.cost_usd for r in in_order),
         [f"{r.id}: {r.safety}" for r in tasks if r.safety is not None],
     )
-    document = run_document(run, selection)
-    run_id = save_run(config.root, document) if save else None
-    if run_id is not None:
-        document = {"run_id": run_id, **document}
-    mode = "write-baseline" if write_baseline else settings["mode"]
-    path = baseline
-    if mode == "check":
-        _, path = checked_baseline(parts[0], settings, config, baseline)
-    verdict = agent_gate(
-        run,
-        index.fingerprints,
-        mode=mode,
-        baseline=path,
-        suite=head["suite"],
-        force=force,
-        config=shards_config(config, settings),
-        alpha=settings["alpha"],
-    )
-    return AgentOutcome(document, run_id, None, None, verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +178,8 @@ def merge_run(
         outcome = merge_agent(
             parts, config, baseline=baseline, write_baseline=write_baseline, force=force
         )
-        return MergedRun(outcome.view(), ReportContent(), outcome.exit_code, [])
+        undecided = list(outcome.verdict.undecided)
+        return MergedRun(outcome.view(), ReportContent(), outcome.exit_code, undecided)
     odd = next(p for p in parts if p.partial.get("kind") != parts[0].partial.get("kind"))
     raise MergeError(
         f"is a {odd.partial.get('kind')} shard, {parts[0].source} a "

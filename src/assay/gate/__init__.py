@@ -24,16 +24,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.gate._baseline import fingerprint
     from assay.gate._merge import merge_gate
+    from assay.gate._options import GateOptions
     from assay.gate._partial import ShardDocument, read_shards
     from assay.gate._regressions import Diff, Regression, Rules, Trials
-    from assay.gate._run import GateOptions, GateRun, conclude, example_paths, run_gate
+    from assay.gate._run import GateRun, example_paths, run_gate
     from assay.gate._selection import IdFilter, id_filter
     from assay.gate._shards import Shard, parse_shard
     from assay.gate._store import list_runs, prune_runs, runs_dir, save_run
+    from assay.gate._verdict import Evidence, GateStep, Verdict, conclude
 
 _EXPORTS: dict[str, str] = {
     "Diff": "_regressions",
-    "GateOptions": "_run",
+    "Evidence": "_verdict",
+    "GateOptions": "_options",
+    "GateStep": "_verdict",
     "GateRun": "_run",
     "IdFilter": "_selection",
     "Regression": "_regressions",
@@ -41,7 +45,8 @@ _EXPORTS: dict[str, str] = {
     "Shard": "_shards",
     "ShardDocument": "_partial",
     "Trials": "_regressions",
-    "conclude": "_run",
+    "Verdict": "_verdict",
+    "conclude": "_verdict",
     "example_paths": "_run",
     "fingerprint": "_baseline",
     "id_filter": "_selection",
@@ -57,14 +62,17 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Diff",
+    "Evidence",
     "GateOptions",
     "GateRun",
+    "GateStep",
     "IdFilter",
     "Regression",
     "Rules",
     "Shard",
     "ShardDocument",
     "Trials",
+    "Verdict",
     "conclude",
     "example_paths",
     "fingerprint",

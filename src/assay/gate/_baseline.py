@@ -2,7 +2,8 @@
 
 Schema 2 records the suite the baseline was written from and, for a golden whose outcome is
 random, the evidence of its repeats (trials, passes, errors, score samples) that the gate's
-statistics compare with (:mod:`assay.gate._regressions`). Schema 1 baselines are still read.
+statistics compare with (:mod:`assay.gate._regressions`). A schema 1 baseline (assay 0.1) is
+refused with the fix: write it again with ``--write-baseline``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from assay.results import CandidateSummary, Result
 from assay.vocabulary import STATUSES, TIERS
 
 SCHEMA_VERSION: Final = 2
-READABLE_VERSIONS: Final = (1, 2)
 _NUMBER = (int, float)
 
 
@@ -298,10 +298,16 @@ def load(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise BaselineError("the baseline must be a JSON object", source=source)
     version = document.get("schema_version")
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+    if version == 1 and not isinstance(version, bool):
         raise BaselineError(
-            f"unknown baseline schema version {version!r} (this assay reads {readable})",
+            "a schema 1 baseline (assay 0.1) records no suite and one trial per golden: "
+            "write it again with --write-baseline",
+            source=source,
+            field="schema_version",
+        )
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        raise BaselineError(
+            f"unknown baseline schema version {version!r} (this assay reads {SCHEMA_VERSION})",
             source=source,
             field="schema_version",
         )
@@ -327,6 +333,22 @@ def load(path: Path) -> dict[str, Any]:
         )
     _check_entries(goldens, source)
     return document
+
+
+def check_kind(document: Mapping[str, Any], kind: str, source: str) -> None:
+    """A check compares with a baseline its own kind of run wrote.
+
+    Raises:
+        BaselineError: the baseline was written by the other kind of run.
+    """
+    written = document.get("kind", "gate")
+    if written != kind:
+        name = {"gate": "a goldens gate run", "agent": "an agent run"}
+        raise BaselineError(
+            f"this baseline was written by {name[written]}, not {name[kind]}",
+            source=source,
+            field="kind",
+        )
 
 
 def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> None:
@@ -381,6 +403,7 @@ __all__ = [
     "Regression",
     "build",
     "changed_goldens",
+    "check_kind",
     "decided_count",
     "diff",
     "fingerprint",

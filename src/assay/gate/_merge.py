@@ -9,13 +9,15 @@ bytes. Agent shards are merged by :func:`assay.agent.merge_run`, which uses this
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import MergeError
 from assay.gate._partial import (
     ShardDocument,
+    SuiteIndex,
     check_shards,
     checked_baseline,
     ordered_results,
@@ -27,7 +29,55 @@ from assay.gate._partial import (
 if TYPE_CHECKING:
     from assay.config import Config
     from assay.gate._regressions import Trials
-    from assay.gate._run import GateRun, Mode
+    from assay.gate._run import GateRun
+    from assay.gate._verdict import Evidence
+    from assay.results import CandidateSummary, Result
+
+
+@dataclass(frozen=True, slots=True)
+class MergedParts:
+    """What every merge reads from the shards, checked: they are the N shards of one run.
+
+    Attributes:
+        head: the first shard's partial (the settings all shards agree on).
+        index: each golden's (task's) place in the whole suite, its fingerprint.
+        ordered: every shard's results, (the document's dict, the result), in suite order.
+        baseline: for a check, the baseline the shards compared with, and its path.
+    """
+
+    head: Mapping[str, Any]
+    settings: dict[str, Any]
+    index: SuiteIndex
+    ordered: list[tuple[dict[str, Any], Result]]
+    baseline: tuple[dict[str, Any], Path] | None
+
+
+def merged_parts(
+    parts: Sequence[ShardDocument],
+    config: Config,
+    *,
+    kind: str,
+    same: Sequence[str],
+    candidates: Sequence[str],
+    check: bool,
+    baseline: Path | None,
+) -> MergedParts:
+    """The shards of one run of ``kind``, checked and put back in suite order (the gate's and
+    the agent job's merge both start here).
+
+    Raises:
+        MergeError: documents that are not the shards of one run, or a changed baseline.
+    """
+    check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings", *same))
+    head = parts[0].partial
+    if head.get("kind") != kind:
+        what = "a goldens gate" if kind == "gate" else "an agent run"
+        raise MergeError(f"is not {what} shard", source=parts[0].source, field="kind")
+    settings: dict[str, Any] = head["settings"]
+    index = suite_index(parts)
+    ordered = ordered_results(parts, index.position, candidates)
+    found = checked_baseline(parts[0], settings, config, baseline) if check else None
+    return MergedParts(head, settings, index, ordered, found)
 
 
 def merge_gate(
@@ -49,34 +99,64 @@ def merge_gate(
             the one the shards compared with.
         BaselineError: the baseline cannot be read or written.
     """
-    from assay.gate._run import ErrorTally, GateRun, GateStep, conclude, stray_notes
+    from assay.gate._run import GateRun
+    from assay.gate._verdict import GateStep, conclude, is_mode, stray_notes
     from assay.results import summarize_by_candidate
 
-    check_shards(
+    if not parts:
+        raise MergeError("no shard documents to merge")
+    candidates: list[str] = parts[0].partial.get("candidates") or []
+    mode = "write-baseline" if write_baseline else parts[0].partial.get("settings", {}).get("mode")
+    if not is_mode(mode):
+        raise MergeError(
+            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
+        )
+    merged = merged_parts(
         parts,
-        (
-            "kind",
-            "suite",
-            "suite_goldens",
-            "suite_digest",
-            "settings",
-            "candidates",
-            "live",
-            "notes",
-            "looks",
-        ),
+        config,
+        kind="gate",
+        same=("candidates", "live", "notes", "looks"),
+        candidates=candidates,
+        check=mode == "check",
+        baseline=baseline,
     )
-    head = parts[0].partial
-    if head.get("kind") != "gate":
-        raise MergeError("is not a goldens gate shard", source=parts[0].source, field="kind")
-    settings: dict[str, Any] = head["settings"]
-    index = suite_index(parts)
-    position, fingerprints = index.position, index.fingerprints
-    candidates: list[str] = head["candidates"]
-    ordered = ordered_results(parts, position, candidates)
-    results = [result for _, result in ordered]
+    results = [result for _, result in merged.ordered]
     summaries = summarize_by_candidate(results, candidates)
-    strays: dict[str, tuple[int, list[str]]] = {}
+    evidence = _evidence(parts, merged, results, summaries, candidates)
+    document, path = merged.baseline if merged.baseline is not None else (None, baseline)
+    step = GateStep(
+        mode=mode,
+        baseline=path or config.baseline,
+        force=force,
+        alpha=merged.settings["alpha"],
+        tiers=tuple(merged.settings["tiers"]),
+        suite=merged.head["suite"],
+        sharded=False,
+        goldens=merged.index.fingerprints,
+        strict=merged.index.strict,
+    )
+    saved = [p.partial.get("judge_saved") for p in parts]
+    return GateRun(
+        results,
+        summaries,
+        merged.head["suite_goldens"],
+        conclude(evidence, step, shards_config(config, merged.settings), document),
+        notes=[*merged.head["notes"], *stray_notes(_strays(parts, candidates))],
+        stats=_merged_stats([p.document.get("summary", {}).get("model_calls") for p in parts]),
+        outputs=_outputs(merged.ordered),
+        trials=evidence.trials,
+        live=bool(merged.head["live"]),
+        # As the whole run: only when judge asserts ran.
+        judge_saved=sum(n for n in saved if isinstance(n, int))
+        if any(isinstance(n, int) for n in saved)
+        else None,
+    )
+
+
+def _strays(
+    parts: Sequence[ShardDocument], candidates: Sequence[str]
+) -> dict[str, tuple[int, list[str]]]:
+    """The shards' stray outputs added up, per candidate: how many, the first three."""
     for part in parts:
         unknown = sorted(set(part.partial["strays"]) - set(candidates))
         if unknown:
@@ -85,95 +165,78 @@ def merge_gate(
                 source=part.source,
                 field="partial.strays",
             )
+    strays: dict[str, tuple[int, list[str]]] = {}
     for candidate in candidates:
         found = [p.partial["strays"][candidate] for p in parts if candidate in p.partial["strays"]]
         if found:
             examples = sorted(e for _, shown in found for e in shown)[:3]
             strays[candidate] = (sum(n for n, _ in found), examples)
-    mode: Mode = "write-baseline" if write_baseline else settings["mode"]
-    if mode not in ("report", "check", "write-baseline"):
-        raise MergeError(
-            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
-        )
-    run = GateRun(
-        results,
-        summaries,
-        head["suite_goldens"],
-        mode,
-        notes=[*head["notes"], *stray_notes(strays)],
-        stats=_merged_stats([p.document.get("summary", {}).get("model_calls") for p in parts]),
-    )
-    saved = [p.partial.get("judge_saved") for p in parts]
-    if any(isinstance(n, int) for n in saved):  # as the whole run: only when judge asserts ran
-        run.judge_saved = sum(n for n in saved if isinstance(n, int))
-    run.live = bool(head["live"])
-    # The outputs the shards' documents show (a live run's answers; static outputs that did
-    # not pass): the whole run's document shows the same.
+    return strays
+
+
+def _outputs(ordered: Sequence[tuple[dict[str, Any], Result]]) -> dict[str, dict[str, Any]]:
+    """The outputs the shards' documents show (a live run's answers; static outputs that did
+    not pass): the whole run's document shows the same."""
     outputs: dict[str, dict[str, Any]] = {}
     for data, result in ordered:
         if "output" in data:
             outputs.setdefault(result.candidate, {})[result.id] = data["output"]
-    run.outputs = outputs
-    run.trials = {}
+    return outputs
+
+
+def _evidence(
+    parts: Sequence[ShardDocument],
+    merged: MergedParts,
+    results: Sequence[Result],
+    summaries: Sequence[CandidateSummary],
+    candidates: Sequence[str],
+) -> Evidence:
+    """The shards' trials, first looks and errors, in the whole run's order."""
+    from assay.gate._verdict import ErrorTally, Evidence
+
+    trials: dict[tuple[str, str], Trials] = {}
     first_look: dict[tuple[str, str], Trials] | None = None
     tally = ErrorTally()
     rank = {c: i for i, c in enumerate(candidates)}
+    position = merged.index.position
     for part in parts:
         partial = part.partial
         mine = {golden_id for golden_id, *_ in partial["goldens"]}
-
-        def known(pairs: Any, field: str, part: ShardDocument = part, mine: set[str] = mine) -> Any:
-            # Evidence of a golden or candidate the shard does not hold would land nowhere.
-            for index, (candidate, golden_id, *_) in enumerate(pairs):
-                if candidate not in rank or golden_id not in mine:
-                    raise MergeError(
-                        "names a golden or candidate this shard does not hold",
-                        source=part.source,
-                        field=f"partial.{field}[{index}]",
-                    )
-            return pairs
-
-        run.trials.update(trials_from_list(known(partial["trials"], "trials")))
+        trials.update(trials_from_list(_held(partial["trials"], "trials", part, rank, mine)))
         if partial.get("first_look") is not None:
-            extra = trials_from_list(known(partial["first_look"], "first_look"))
+            extra = trials_from_list(_held(partial["first_look"], "first_look", part, rank, mine))
             first_look = {**(first_look or {}), **extra}
         errors = partial["errors"]
         tally.total += errors["total"]
         tally.errors += errors["errors"]
         tally.pairs += errors["pairs"]
-        samples = known(errors["samples"], "errors.samples")
+        samples = _held(errors["samples"], "errors.samples", part, rank, mine)
         tally.samples.extend((c, g, i, tuple(n)) for c, g, i, n in samples)
     tally.samples.sort(key=lambda s: (rank[s[0]], position[s[1]], s[2]))
-    run.trials = {
-        key: run.trials[key]
-        for key in sorted(run.trials, key=lambda k: (rank[k[0]], position[k[1]]))
-    }
-    document = None
-    baseline_path = baseline
-    if mode == "check":
-        document, baseline_path = checked_baseline(parts[0], settings, config, baseline)
-    step = GateStep(
-        mode=mode,
-        baseline=baseline_path or config.baseline,
-        force=force,
-        alpha=settings["alpha"],
-        tiers=tuple(settings["tiers"]),
-        suite=head["suite"],
-        path_given=settings["path_given"],
-        sharded=False,
-        goldens=fingerprints,
-        strict=index.strict,
-    )
-    conclude(
-        run,
-        step,
-        shards_config(config, settings),
-        document,
+    ordered = sorted(trials, key=lambda k: (rank[k[0]], position[k[1]]))
+    return Evidence(
+        results,
+        summaries,
+        {key: trials[key] for key in ordered},
         tally,
-        looks=int(head["looks"]),
-        first_look=first_look,
+        int(merged.head["looks"]),
+        first_look,
     )
-    return run
+
+
+def _held(
+    pairs: Any, field: str, part: ShardDocument, rank: Mapping[str, int], mine: set[str]
+) -> Any:
+    """``pairs`` (rows that start candidate, golden id), refused when one names a golden or
+    candidate the shard does not hold: its evidence would land nowhere."""
+    for index, (candidate, golden_id, *_) in enumerate(pairs):
+        if candidate not in rank or golden_id not in mine:
+            raise MergeError(
+                "names a golden or candidate this shard does not hold",
+                source=part.source,
+                field=f"partial.{field}[{index}]",
+            )
+    return pairs
 
 
 def _merged_stats(stats: Sequence[Any]) -> dict[str, Any]:

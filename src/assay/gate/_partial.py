@@ -24,8 +24,10 @@ from assay.results import Result
 
 if TYPE_CHECKING:
     from assay.config import Config
+    from assay.gate._options import GateOptions
     from assay.gate._regressions import Trials
-    from assay.gate._run import ErrorTally, GateOptions, GateRun, GateStep
+    from assay.gate._verdict import Evidence, GateStep
+    from assay.goldens import Golden
 
 PARTIAL_VERSION: Final = 1
 
@@ -54,20 +56,20 @@ def trials_to_list(trials: Mapping[tuple[str, str], Trials]) -> list[list[Any]]:
 
 
 def gate_partial(
-    run: GateRun,
+    evidence: Evidence,
     step: GateStep,
     options: GateOptions,
     config: Config,
     *,
     suite_ids: Sequence[str],
+    goldens: Sequence[Golden],
     candidates: Sequence[str],
-    tally: ErrorTally,
+    live: bool,
     strays: Mapping[str, tuple[int, list[str]]],
     spec_notes: Sequence[str],
-    looks: int,
-    first_look: Mapping[tuple[str, str], Trials] | None,
     judging: bool,
     similarity: str,
+    judge_saved: int | None,
 ) -> dict[str, Any]:
     """The partial of one shard of a goldens gate run."""
     from assay.gate._baseline import FingerprintMemo, fingerprint
@@ -75,9 +77,7 @@ def gate_partial(
     position = {golden_id: i for i, golden_id in enumerate(suite_ids)}
     strict = set(step.strict)
     memo: FingerprintMemo = {}
-    goldens = [
-        [g.id, position[g.id], fingerprint(g, memo), g.id in strict] for g in run.goldens.values()
-    ]
+    rows = [[g.id, position[g.id], fingerprint(g, memo), g.id in strict] for g in goldens]
     baseline = None
     if step.mode == "check":
         baseline = {
@@ -97,7 +97,6 @@ def gate_partial(
         "max_repeats": options.max_repeats or config.gate.max_repeats,
         "repeats": options.repeats,  # --repeats: the candidates file's, unless overridden
         "strict": config.strict,
-        "path_given": step.path_given,
         "config": None if config.source is None else file_digest(Path(config.source)),
         "candidates": None if options.candidates is None else file_digest(options.candidates),
         "baseline": baseline,
@@ -111,20 +110,20 @@ def gate_partial(
         "suite_digest": suite_digest(suite_ids),
         "settings": settings,
         "candidates": list(candidates),
-        "live": run.live,
+        "live": live,
         "notes": list(spec_notes),
-        "goldens": goldens,
-        "trials": trials_to_list(run.trials),
-        "looks": looks,
-        "first_look": None if first_look is None else trials_to_list(first_look),
+        "goldens": rows,
+        "trials": trials_to_list(evidence.trials),
+        "looks": evidence.looks,
+        "first_look": None if evidence.first_look is None else trials_to_list(evidence.first_look),
         "errors": {
-            "total": tally.total,
-            "errors": tally.errors,
-            "pairs": tally.pairs,
-            "samples": [[c, g, i, list(notes)] for c, g, i, notes in tally.samples],
+            "total": evidence.tally.total,
+            "errors": evidence.tally.errors,
+            "pairs": evidence.tally.pairs,
+            "samples": [[c, g, i, list(notes)] for c, g, i, notes in evidence.tally.samples],
         },
         "strays": {c: [count, list(examples)] for c, (count, examples) in strays.items()},
-        "judge_saved": run.judge_saved,
+        "judge_saved": judge_saved,
     }
 
 

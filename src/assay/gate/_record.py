@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from assay.gate._run import QUOTED_ERRORS
+from assay.gate._verdict import QUOTED_ERRORS
 from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ class Trials:
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> Trials:
-        """The trials a baseline entry recorded (schema 1 entries: one trial, not random)."""
+        """The trials a baseline entry recorded (a deterministic entry: one trial, not random)."""
         if "trials" not in entry:
             status = entry.get("status")
             decided = 1 if status in ("pass", "fail", "no-output") else 0
