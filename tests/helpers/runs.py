@@ -1,7 +1,7 @@
 """Fixed runs for the report views (Markdown, text, JUnit, HTML) and their snapshot files.
 
 ``sample_run`` is a ``--check`` run with every status and hostile text, ``example_run`` the
-packaged example scored as ``assay run --example`` does, ``agent_document`` a scored agent run with
+packaged example scored as ``assay gate --example`` does, ``agent_document`` a scored agent run with
 a fixed id, time and version. Regenerate the snapshots after an intended change with
 ``ASSAY_UPDATE_SNAPSHOTS=1 pytest tests/views`` and review the diff.
 """
@@ -15,6 +15,7 @@ from typing import Any
 from assay.agent import parse_record, run_document, score_tasks
 from assay.asserts import CheckResult
 from assay.config import load_config
+from assay.gate import Verdict
 from assay.gate._baseline import Diff, Regression
 from assay.gate._run import GateOptions, GateRun, run_gate
 from assay.goldens import iter_goldens, packaged_root
@@ -143,20 +144,23 @@ def sample_run() -> GateRun:
         ],
         ["1 golden(s) not in the baseline: brief/xss-<script>"],
     )
+    verdict = Verdict(
+        mode="check",
+        failures=("3 regression(s) against assay-baseline.json",),
+        diff=diff,
+        baseline_path=Path("assay-baseline.json"),
+    )
     return GateRun(
         results,
         summaries,
         golden_count=7,
-        mode="check",
-        baseline_path=Path("assay-baseline.json"),
-        diff=diff,
-        gate_failures=["3 regression(s) against assay-baseline.json"],
+        verdict=verdict,
         notes=["candidate 'verbose|v2': 1 output(s) name no selected golden (e.g. old-id)"],
     )
 
 
 def example_run(tmp_path: Path) -> GateRun:
-    """The packaged example, scored as ``assay run --example`` does."""
+    """The packaged example, scored as ``assay gate --example`` does."""
     return run_gate(GateOptions(example=True), load_config(tmp_path))
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from assay.asserts import CheckResult
 from assay.config import load_config
+from assay.gate import Verdict
 from assay.gate._run import GateOptions, GateRun, load_selected, run_gate
 from assay.goldens import Golden
 from assay.models._static import load_outputs
@@ -287,7 +288,7 @@ def test_ten_thousand_goldens_page_and_screenshot(load: Any, tmp_path: Path) -> 
         else Result(f"g{i:05d}", "smoke", "default", "fail", False, 0.0, "tier1-asserts", (check,))
         for i in range(n)
     ]
-    run = GateRun(results, [summarize("default", results)], n, "report")
+    run = GateRun(results, [summarize("default", results)], n, Verdict())
     loaded = load(render_html(run.to_dict()))
     page = loaded.page
     assert loaded.errors == []

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assay.asserts import CheckResult
+from assay.gate import Verdict
 from assay.gate._baseline import Diff
 from assay.gate._run import GateRun
 from assay.results import Result, summarize
@@ -133,7 +135,7 @@ def test_illegal_xml_characters_are_stripped(schema: Any) -> None:
             (check,),
         )
     ]
-    run = GateRun(results, [summarize("cand\x08", results)], 1, "report")
+    run = GateRun(results, [summarize("cand\x08", results)], 1, Verdict())
     xml = render_junit(run.to_dict())
     xml.encode("utf-8")  # no lone surrogate left: the file can be written
     root = parse(xml, schema)
@@ -155,8 +157,7 @@ def test_report_mode_has_no_gate_suite(schema: Any, tmp_path: Path) -> None:
 
 def test_passing_check_has_a_passing_gate_case(schema: Any, tmp_path: Path) -> None:
     run = example_run(tmp_path)
-    run.mode = "check"
-    run.diff = Diff([], [])
+    run = replace(run, verdict=replace(run.verdict, mode="check", diff=Diff([], [])))
     root = parse(render_junit(run.to_dict()), schema)
     gate = root.find(f"testsuite[@name='{GATE_SUITE}']")
     assert gate is not None
@@ -165,7 +166,8 @@ def test_passing_check_has_a_passing_gate_case(schema: Any, tmp_path: Path) -> N
 
 def test_min_pass_rate_failure_shows_in_the_gate_suite(schema: Any, tmp_path: Path) -> None:
     run = example_run(tmp_path)
-    run.gate_failures.append("candidate 'default': pass rate 72.7% is below min_pass_rate 90.0%")
+    failure = "candidate 'default': pass rate 72.7% is below min_pass_rate 90.0%"
+    run = replace(run, verdict=replace(run.verdict, failures=(failure,)))
     root = parse(render_junit(run.to_dict()), schema)
     failure = root.find(f"testsuite[@name='{GATE_SUITE}']/testcase[@name='gate']/failure")
     assert failure is not None
@@ -173,7 +175,7 @@ def test_min_pass_rate_failure_shows_in_the_gate_suite(schema: Any, tmp_path: Pa
 
 
 def test_no_candidates_is_still_valid(schema: Any) -> None:
-    root = parse(render_junit(GateRun([], [], 0, "report").to_dict()), schema)
+    root = parse(render_junit(GateRun([], [], 0, Verdict()).to_dict()), schema)
     assert counts(root) == {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
 
 

@@ -7,10 +7,12 @@ HTML tests).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from assay.gate import Verdict
 from assay.gate._baseline import Diff, Regression
 from assay.gate._run import GateRun
 from assay.results import Result, summarize
@@ -127,15 +129,9 @@ def _failing_run(n: int) -> GateRun:
         for i in range(n)
     ]
     regs = [Regression("default", r.id, "passed in the baseline, now fail") for r in results]
-    return GateRun(
-        results,
-        [summarize("default", results)],
-        n,
-        "check",
-        Path("b.json"),
-        Diff(regs, []),
-        [f"{n} regression(s) against b.json"],
-    )
+    failures = (f"{n} regression(s) against b.json",)
+    verdict = Verdict("check", failures=failures, diff=Diff(regs, []), baseline_path=Path("b.json"))
+    return GateRun(results, [summarize("default", results)], n, verdict)
 
 
 def test_long_lists_are_capped() -> None:
@@ -148,8 +144,8 @@ def test_long_lists_are_capped() -> None:
 
 def test_verdict_lines(tmp_path: Path) -> None:
     assert render_markdown(sample_run().to_dict()).startswith("❌ **assay gate: FAILED** (exit 2)")
-    passed = _failing_run(0)
-    passed.gate_failures.clear()
+    failed = _failing_run(0)
+    passed = replace(failed, verdict=replace(failed.verdict, failures=()))
     assert render_markdown(passed.to_dict()).startswith("✅ **assay gate: passed**")
     report = render_markdown(example_run(tmp_path).to_dict())
     assert report.startswith("**assay**: report only")

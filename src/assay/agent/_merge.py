@@ -173,7 +173,7 @@ def merge_run(
         run = merge_gate(
             parts, config, baseline=baseline, write_baseline=write_baseline, force=force
         )
-        return MergedRun(run.to_dict(), run.content(), run.exit_code, run.undecided)
+        return MergedRun(run.to_dict(), run.content(), run.exit_code, list(run.undecided))
     if kinds == {"agent"}:
         outcome = merge_agent(
             parts, config, baseline=baseline, write_baseline=write_baseline, force=force

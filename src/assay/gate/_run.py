@@ -89,13 +89,13 @@ class GateRun:
         return self.verdict.exit_code
 
     @property
-    def undecided(self) -> list[str]:
+    def undecided(self) -> tuple[str, ...]:
         """Why the gate could not decide (too many errors); undecided wins over failed."""
-        return list(self.verdict.undecided)
+        return self.verdict.undecided
 
     @property
-    def gate_failures(self) -> list[str]:
-        return list(self.verdict.failures)
+    def gate_failures(self) -> tuple[str, ...]:
+        return self.verdict.failures
 
     @property
     def diff(self) -> Diff | None:
