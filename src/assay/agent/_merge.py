@@ -45,23 +45,14 @@ def merge_agent(
     from assay.gate._merge import merged_parts
     from assay.gate._partial import shards_config
     from assay.gate._store import save_run
-    from assay.gate._verdict import is_mode
 
-    if not parts:
-        raise MergeError("no shard documents to merge")
-    settings = parts[0].partial.get("settings", {})
-    mode = "write-baseline" if write_baseline else settings.get("mode")
-    if not is_mode(mode):
-        raise MergeError(
-            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
-        )
     merged = merged_parts(
         parts,
         config,
         kind="agent",
         same=(),
         candidates=["agent"],
-        check=mode == "check",
+        write_baseline=write_baseline,
         baseline=baseline,
     )
     run = _merged_run(parts, merged)
@@ -74,7 +65,7 @@ def merge_agent(
     verdict = agent_gate(
         run,
         merged.index.fingerprints,
-        mode=mode,
+        mode=merged.mode,
         baseline=merged.baseline[1] if merged.baseline is not None else baseline,
         suite=merged.head["suite"],
         force=force,

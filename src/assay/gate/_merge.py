@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from assay.config import Config
     from assay.gate._regressions import Trials
     from assay.gate._run import GateRun
-    from assay.gate._verdict import Evidence
+    from assay.gate._verdict import Evidence, Mode
     from assay.results import CandidateSummary, Result
 
 
@@ -39,12 +39,14 @@ class MergedParts:
     """What every merge reads from the shards, checked: they are the N shards of one run.
 
     Attributes:
+        mode: the merged run's (the shards', or ``write-baseline`` when asked).
         head: the first shard's partial (the settings all shards agree on).
         index: each golden's (task's) place in the whole suite, its fingerprint.
         ordered: every shard's results, (the document's dict, the result), in suite order.
         baseline: for a check, the baseline the shards compared with, and its path.
     """
 
+    mode: Mode
     head: Mapping[str, Any]
     settings: dict[str, Any]
     index: SuiteIndex
@@ -59,7 +61,7 @@ def merged_parts(
     kind: str,
     same: Sequence[str],
     candidates: Sequence[str],
-    check: bool,
+    write_baseline: bool,
     baseline: Path | None,
 ) -> MergedParts:
     """The shards of one run of ``kind``, checked and put back in suite order (the gate's and
@@ -68,6 +70,15 @@ def merged_parts(
     Raises:
         MergeError: documents that are not the shards of one run, or a changed baseline.
     """
+    from assay.gate._verdict import is_mode
+
+    if not parts:
+        raise MergeError("no shard documents to merge")
+    mode = "write-baseline" if write_baseline else parts[0].partial.get("settings", {}).get("mode")
+    if not is_mode(mode):
+        raise MergeError(
+            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
+        )
     check_shards(parts, ("kind", "suite", "suite_goldens", "suite_digest", "settings", *same))
     head = parts[0].partial
     if head.get("kind") != kind:
@@ -76,8 +87,9 @@ def merged_parts(
     settings: dict[str, Any] = head["settings"]
     index = suite_index(parts)
     ordered = ordered_results(parts, index.position, candidates)
+    check = mode == "check"
     found = checked_baseline(parts[0], settings, config, baseline) if check else None
-    return MergedParts(head, settings, index, ordered, found)
+    return MergedParts(mode, head, settings, index, ordered, found)
 
 
 def merge_gate(
@@ -100,24 +112,17 @@ def merge_gate(
         BaselineError: the baseline cannot be read or written.
     """
     from assay.gate._run import GateRun
-    from assay.gate._verdict import GateStep, conclude, is_mode, stray_notes
+    from assay.gate._verdict import GateStep, conclude, stray_notes
     from assay.results import summarize_by_candidate
 
-    if not parts:
-        raise MergeError("no shard documents to merge")
-    candidates: list[str] = parts[0].partial.get("candidates") or []
-    mode = "write-baseline" if write_baseline else parts[0].partial.get("settings", {}).get("mode")
-    if not is_mode(mode):
-        raise MergeError(
-            f"mode {mode!r} is not a gate mode", source=parts[0].source, field="settings.mode"
-        )
+    candidates: list[str] = parts[0].partial.get("candidates") or [] if parts else []
     merged = merged_parts(
         parts,
         config,
         kind="gate",
         same=("candidates", "live", "notes", "looks"),
         candidates=candidates,
-        check=mode == "check",
+        write_baseline=write_baseline,
         baseline=baseline,
     )
     results = [result for _, result in merged.ordered]
@@ -125,7 +130,7 @@ def merge_gate(
     evidence = _evidence(parts, merged, results, summaries, candidates)
     document, path = merged.baseline if merged.baseline is not None else (None, baseline)
     step = GateStep(
-        mode=mode,
+        mode=merged.mode,
         baseline=path or config.baseline,
         force=force,
         alpha=merged.settings["alpha"],
