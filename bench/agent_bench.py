@@ -4,7 +4,7 @@ Usage: python bench/agent_bench.py [--tasks 50000]
 
 Generates N golden tasks (JSONL) across three tiers, with completion signals, owned files and
 one output assert each, plus one telemetry row per task (a mix of passes and every failure
-category), then times `assay run GOLDENS --telemetry FILE --no-save --json` in a fresh process.
+category), then times `assay bench GOLDENS --telemetry FILE --no-save --json` in a fresh process.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def main() -> None:
                 sys.executable,
                 "-m",
                 "assay",
-                "run",
+                "bench",
                 str(goldens),
                 "--telemetry",
                 str(telemetry),

@@ -1,4 +1,4 @@
-"""What `assay run --agent` adds per task over running the agent command alone.
+"""What `assay bench --agent` adds per task over running the agent command alone.
 
 Usage: python bench/agent_run_overhead.py [--rounds 3]
 

@@ -1,9 +1,9 @@
-"""Benchmark the goldens gate end to end: `assay run --check` on generated suites.
+"""Benchmark the goldens gate end to end: `assay gate --check` on generated suites.
 
 Usage: python bench/gate_bench.py [--sizes 10,10000] [--jsonl 100000] [--repeat 3]
 
 Each golden has three asserts (contains, regex, is-json) and a matching output. The script writes
-the baseline once, then times `assay run GOLDENS --outputs FILE --check` as a fresh process
+the baseline once, then times `assay gate GOLDENS --outputs FILE --check` as a fresh process
 (start-up and imports included) and reports the best wall time and the peak RSS of the child.
 """
 
@@ -81,7 +81,7 @@ def assay(*args: str, cwd: Path) -> tuple[float, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "assay", "run", *args],
+        [sys.executable, "-m", "assay", "gate", *args],
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -1,7 +1,7 @@
 """Benchmark live candidates: 2 candidates x 1,000 goldens against an OpenAI-compatible server on
 loopback that answers after 50 ms (tests/helpers/fake_openai.py, model "latency-50ms").
 
-1. ``assay run GOLDENS --candidates FILE --no-cache --json`` in a fresh process, max_concurrency 64
+1. ``assay eval GOLDENS --candidates FILE --no-cache --json`` in a fresh process, max_concurrency 64
    (global and per provider): wall clock against the ideal makespan ceil(2000 / 64) x 50 ms.
    Target: ratio <= 1.5.
 2. A fully cached re-run of the same (after one run that fills the cache). Target: < 2 s.
@@ -119,7 +119,7 @@ def main() -> None:
         goldens, candidates = write_project(
             folder, server, options.goldens, options.candidates, options.concurrency
         )
-        args = ["run", str(goldens), "--candidates", str(candidates), "--json"]
+        args = ["eval", str(goldens), "--candidates", str(candidates), "--json"]
         startup = startup_time(folder)
         ideal = math.ceil(total / options.concurrency) * LATENCY_S
 

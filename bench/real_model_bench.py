@@ -3,7 +3,7 @@ Gemma 3 270M (Q4_K_M), one thread, on loopback (built by scripts/real_model.py).
 
 Measures, in one run:
 1. start-up: process start to /health answering;
-2. ``assay run --candidates --no-cache --json`` over N short questions in a fresh process: wall
+2. ``assay eval --candidates --no-cache --json`` over N short questions in a fresh process: wall
    time, output tokens, and output tokens per second as assay sees it (wall clock, start-up of
    assay included);
 3. the server's own generation rate (``timings.predicted_per_second``) for one 64-token answer.
@@ -97,7 +97,7 @@ def main() -> int:
             }
             document = {"provider": provider, "candidates": [{"id": "qa", "prompt": "{{ input }}"}]}
             (root / "cands.yaml").write_text(json.dumps(document))
-            run = [sys.executable, "-m", "assay", "run", "goldens.jsonl", "--candidates"]
+            run = [sys.executable, "-m", "assay", "eval", "goldens.jsonl", "--candidates"]
             run += ["cands.yaml", "--no-cache", "--json"]
             t0 = time.perf_counter()
             out = subprocess.run(run, cwd=root, capture_output=True, text=True, check=True)
@@ -126,7 +126,7 @@ def main() -> int:
     }
     print(f"llama-server ready in {figures['ready_s']} s (one thread, {model.name})")
     print(
-        f"assay run, {figures['calls']} calls, max_tokens {args.max_tokens}: "
+        f"assay eval, {figures['calls']} calls, max_tokens {args.max_tokens}: "
         f"{figures['run_wall_s']} s, {figures['output_tokens']} output tokens, "
         f"{figures['assay_tokens_per_s']} tokens/s as assay sees it"
     )

@@ -112,4 +112,6 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check
 ruff format --check
 mypy
+# The documentation site: a broken link, a missing anchor or a page left out of the nav fails.
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 pytest

@@ -487,8 +487,8 @@ def test_pyproject_judge_and_bench(tmp_path: Path) -> None:
 
 
 def test_the_contracts_example_config_is_valid(tmp_path: Path) -> None:
-    # docs/contract.md shows every key in one assay.toml; it must load as written.
-    text = (Path(__file__).parents[1] / "docs" / "contract.md").read_text(encoding="utf-8")
+    # docs/configuration.md shows every key in one assay.toml; it must load as written.
+    text = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
     assert "strict" in block and "[schemas]" in block
     write(tmp_path / "assay.toml", block)
