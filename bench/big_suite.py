@@ -1,7 +1,7 @@
 """Big suites on every core: `assay gate --check` beside the simplest fast loop, in one run.
 
 Usage: python bench/big_suite.py [--md 10000] [--jsonl 100000] [--small 10] [--repeat 5]
-                                 [--break-even]
+                                 [--break-even] [--ref OTHER_TREE/src]
 
 Generates, in a temporary folder, a suite of markdown goldens (YAML frontmatter, three
 deterministic asserts each: contains, regex, is-json), one of JSONL goldens, a small one, their
@@ -16,6 +16,10 @@ machine's noise falls on all of them alike), each as a fresh process:
   ``ru_maxrss``: the largest process, workers included; and, in one more run, the sum of the
   proportional set sizes of the tree, sampled every 20 ms);
 - the start-up: ``assay gate --check`` on the small suite.
+
+``--ref SRC`` measures another tree's assay (``SRC`` first on ``PYTHONPATH``; e.g. a
+``git worktree`` of main) beside this one, every command of both in the same rounds, each side
+with its own baselines.
 
 Prints a markdown table: median and range over the rounds. ``--break-even`` measures one process
 against all cores (forced) on growing suites, the figures behind assay's threshold.
@@ -162,11 +166,11 @@ def _pss_mb(pid: int) -> float:
     return total / 1024
 
 
-def tree_pss(command: Sequence[str], cwd: Path, env: dict[str, str]) -> float | None:
+def tree_pss(command: Sequence[str], env: dict[str, str], *, root: Path) -> float | None:
     """The peak of the summed PSS of the process tree (sampled every 20 ms), in MB."""
     if not os.path.exists("/proc/self/smaps_rollup"):
         return None
-    proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL)
     peak = 0.0
     done = threading.Event()
 
@@ -197,67 +201,121 @@ def _fmt(values: list[float], unit: str = "s") -> tuple[str, str]:
     )
 
 
+# The code measured: this tree (the installed assay), and with --ref another tree's src/.
+Sides = dict[str, dict[str, str]]
+
+
+def sides_of(args: argparse.Namespace) -> Sides:
+    """Each side's extra environment: none for this tree; the reference's src/ first on
+    PYTHONPATH (``python -m assay`` then imports that tree's assay)."""
+    sides: Sides = {"this tree": {}}
+    if args.ref is not None:
+        src = str(Path(args.ref).resolve())
+        path = os.environ.get("PYTHONPATH")
+        sides["ref"] = {"PYTHONPATH": src if not path else src + os.pathsep + path}
+    return sides
+
+
+def prepare(root: Path, suites: dict[str, tuple[Path, Path]], sides: Sides) -> None:
+    """Each side's baselines, and its documents from one process and from all cores compared
+    (checked once, not timed; into files: this process stays small, and a child's peak RSS
+    counts its parent's at the fork)."""
+    for side, extra in sides.items():
+        all_cores, one = _env(extra), _env({**extra, "ASSAY_WORKERS": "1"})
+        for name, (goldens, outputs) in suites.items():
+            base = root / name / f"baseline-{side.replace(' ', '-')}.json"
+            command = [
+                *assay_command(goldens, outputs),
+                "--write-baseline",
+                "--baseline",
+                str(base),
+            ]
+            timed(command, root, one)
+            documents = []
+            for env, file in ((one, "one.json"), (all_cores, "all.json")):
+                command = [*assay_command(goldens, outputs), "--json", "--output", str(root / file)]
+                timed(command, root, env)
+                documents.append(_digest(root / file))
+            if documents[0] != documents[1]:
+                sys.exit(f"{side}, {name}: one process and all cores gave different documents")
+
+
+Row = tuple[list[str], dict[str, str]]
+
+
+def rows_of(
+    args: argparse.Namespace, root: Path, suites: dict[str, tuple[Path, Path]], sides: Sides
+) -> dict[tuple[str, str], Row]:
+    """The commands timed, by (what, side): the bare loop, then each side's runs."""
+    md_goldens, md_outputs = suites["md"]
+    bare = [sys.executable, str(root / "bare.py"), str(md_goldens), str(md_outputs)]
+    rows: dict[tuple[str, str], Row] = {("bare", ""): (bare, _env({"ASSAY_WORKERS": "1"}))}
+    for side, extra in sides.items():
+        all_cores, one = _env(extra), _env({**extra, "ASSAY_WORKERS": "1"})
+
+        def check(name: str, side: str = side) -> list[str]:
+            goldens, outputs = suites[name]
+            baseline = str(root / name / f"baseline-{side.replace(' ', '-')}.json")
+            return [*assay_command(goldens, outputs), "--check", "--baseline", baseline]
+
+        rows[("md", side)] = (check("md"), all_cores)
+        rows[("md1", side)] = (check("md"), one)
+        rows[("jsonl", side)] = (check("jsonl"), all_cores)
+        rows[("jsonl1", side)] = (check("jsonl"), one)
+        rows[("small", side)] = (check("small"), all_cores)
+    return rows
+
+
 def measure(args: argparse.Namespace, root: Path) -> None:
-    md_goldens, md_outputs = make_markdown(root / "md", args.md)
-    jl_goldens, jl_outputs = make_jsonl(root / "jsonl", args.jsonl)
-    small_goldens, small_outputs = make_markdown(root / "small", args.small)
-    (root / "bare.py").write_text(BARE, encoding="utf-8")
-    all_cores, one = _env({}), _env({"ASSAY_WORKERS": "1"})
     suites = {
-        "md": (md_goldens, md_outputs),
-        "jsonl": (jl_goldens, jl_outputs),
-        "small": (small_goldens, small_outputs),
+        "md": make_markdown(root / "md", args.md),
+        "jsonl": make_jsonl(root / "jsonl", args.jsonl),
+        "small": make_markdown(root / "small", args.small),
     }
-    for name, (goldens, outputs) in suites.items():
-        base = root / name / "baseline.json"
-        command = [*assay_command(goldens, outputs), "--write-baseline", "--baseline", str(base)]
-        timed(command, root, one)
-    # The same documents from one process and from all cores (checked once, not timed; into
-    # files: this process stays small, and a child's peak RSS counts its parent's at the fork).
-    for name, (goldens, outputs) in suites.items():
-        documents = []
-        for env, file in ((one, "one.json"), (all_cores, "all.json")):
-            command = [*assay_command(goldens, outputs), "--json", "--output", str(root / file)]
-            timed(command, root, env)
-            documents.append(_digest(root / file))
-        if documents[0] != documents[1]:
-            sys.exit(f"{name}: one process and all cores gave different documents")
-
-    def check(name: str) -> list[str]:
-        goldens, outputs = suites[name]
-        baseline = str(root / name / "baseline.json")
-        return [*assay_command(goldens, outputs), "--check", "--baseline", baseline]
-
-    rows: dict[str, tuple[list[str], dict[str, str]]] = {
-        "bare": ([sys.executable, str(root / "bare.py"), str(md_goldens), str(md_outputs)], one),
-        "md": (check("md"), all_cores),
-        "md1": (check("md"), one),
-        "jsonl": (check("jsonl"), all_cores),
-        "jsonl1": (check("jsonl"), one),
-        "small": (check("small"), all_cores),
-    }
-    walls: dict[str, list[float]] = {k: [] for k in rows}
-    rss: dict[str, list[float]] = {k: [] for k in rows}
-    ratios: list[float] = []
+    (root / "bare.py").write_text(BARE, encoding="utf-8")
+    sides = sides_of(args)
+    prepare(root, suites, sides)
+    rows = rows_of(args, root, suites, sides)
+    walls: dict[tuple[str, str], list[float]] = {k: [] for k in rows}
+    rss: dict[tuple[str, str], list[float]] = {k: [] for k in rows}
+    ratios: dict[str, list[float]] = {side: [] for side in sides}
+    # Rounds alternate every command, both sides' included: a shared machine's noise falls on
+    # all of them alike.
     for _ in range(args.repeat):
         for key, (command, env) in rows.items():
             wall, peak, code = timed(command, root, env)
-            if key != "bare" and code != 0:
+            if key[0] != "bare" and code != 0:
                 sys.exit(f"{key}: assay gate --check exited {code}")
             walls[key].append(wall)
             rss[key].append(peak)
-        ratios.append(walls["md"][-1] / walls["bare"][-1])
-    pss = {k: tree_pss(rows[k][0], root, rows[k][1]) for k in ("jsonl", "jsonl1")}
+        for side in sides:
+            ratios[side].append(walls[("md", side)][-1] / walls[("bare", "")][-1])
+    pss = {
+        (k, side): tree_pss(*rows[(k, side)], root=root)
+        for side in sides
+        for k in ("jsonl", "jsonl1")
+    }
+    table(args, sides, walls, rss, pss, ratios)
 
+
+def table(
+    args: argparse.Namespace,
+    sides: Sides,
+    walls: dict[tuple[str, str], list[float]],
+    rss: dict[tuple[str, str], list[float]],
+    pss: dict[tuple[str, str], float | None],
+    ratios: dict[str, list[float]],
+) -> None:
+    """The markdown table: each row's median and range, then the ratios of each side."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
         f"python {sys.version.split()[0]}, {cores} cores, {args.repeat} rounds; "
-        "each figure: median, range",
+        "each figure: median, range" + (f"; ref: {args.ref}" if args.ref is not None else ""),
         flush=True,
     )
     print()
-    print("| what | wall | range | peak RSS (largest process) | tree PSS (sum, peak) |")
-    print("|---|---|---|---|---|")
+    print("| what | code | wall | range | peak RSS (largest process) | tree PSS (sum, peak) |")
+    print("|---|---|---|---|---|---|")
     labels = {
         "bare": f"bare loop (read, CSafeLoader, 3 checks), {args.md:,} markdown goldens",
         "md": f"`assay gate --check`, {args.md:,} markdown goldens, all cores",
@@ -266,23 +324,29 @@ def measure(args: argparse.Namespace, root: Path) -> None:
         "jsonl1": f"`assay gate --check`, {args.jsonl:,} JSONL goldens, `ASSAY_WORKERS=1`",
         "small": f"`assay gate --check`, {args.small} markdown goldens (start-up)",
     }
-    for key, label in labels.items():
-        shown, spread = _fmt(walls[key])
-        largest = f"{max(rss[key]):.0f} MB"
-        shared = pss.get(key)
+    for what, side in walls:
+        shown, spread = _fmt(walls[(what, side)])
+        largest = f"{max(rss[(what, side)]):.0f} MB"
+        shared = pss.get((what, side))
         tree = "" if shared is None else f"{shared:.0f} MB"
-        print(f"| {label} | {shown} | {spread} | {largest} | {tree} |")
-    md_median = statistics.median(walls["md"]) / statistics.median(walls["bare"])
-    print(
-        f"| {args.md:,} markdown: assay (all cores) / bare loop, per round | "
-        f"{statistics.median(ratios):.2f} × | {min(ratios):.2f}–{max(ratios):.2f} | "
-        f"ratio of medians {md_median:.2f} × | |"
-    )
-    one_core = statistics.median(walls["md1"]) / statistics.median(walls["md"])
-    jl = statistics.median(walls["jsonl1"]) / statistics.median(walls["jsonl"])
-    print(
-        f"| speed-up of all cores over one: markdown {one_core:.2f} ×, JSONL {jl:.2f} × | | | | |"
-    )
+        print(f"| {labels[what]} | {side} | {shown} | {spread} | {largest} | {tree} |")
+    bare = statistics.median(walls[("bare", "")])
+    for side in sides:
+        side_ratios = ratios[side]
+        md_median = statistics.median(walls[("md", side)]) / bare
+        print(
+            f"| {args.md:,} markdown: assay (all cores) / bare loop, per round | {side} | "
+            f"{statistics.median(side_ratios):.2f} × | "
+            f"{min(side_ratios):.2f}–{max(side_ratios):.2f} | "
+            f"ratio of medians {md_median:.2f} × | |"
+        )
+    for side in sides:
+        one_core = statistics.median(walls[("md1", side)]) / statistics.median(walls[("md", side)])
+        jl = statistics.median(walls[("jsonl1", side)]) / statistics.median(walls[("jsonl", side)])
+        print(
+            f"| speed-up of all cores over one: markdown {one_core:.2f} ×, JSONL {jl:.2f} × "
+            f"| {side} | | | | |"
+        )
 
 
 def break_even(args: argparse.Namespace, root: Path) -> None:
@@ -320,6 +384,11 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=10, help="goldens of the start-up suite")
     parser.add_argument("--repeat", type=int, default=5, help="rounds")
     parser.add_argument("--break-even", action="store_true", help="measure the threshold")
+    parser.add_argument(
+        "--ref",
+        metavar="SRC",
+        help="another tree's src/ folder, measured side by side in the same rounds",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="assay-big-suite-") as tmp:
         (break_even if args.break_even else measure)(args, Path(tmp))

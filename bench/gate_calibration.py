@@ -1,4 +1,4 @@
-"""Calibrate the gate: false alarms and power of `assay eval --candidates --check` (random outcomes).
+"""Calibrate the gate: false alarms and power of `assay eval --candidates --check` (random).
 
 Usage: python bench/gate_calibration.py [--gates 500] [--seed 0] [--only NAME,...] [--strict]
 

@@ -13,7 +13,7 @@ import pytest
 from assay.asserts import CheckResult
 from assay.errors import AssayError, BaselineError
 from assay.gate import _baseline as baseline
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 from assay.results import Result, summarize
 
 FOO_OK = CheckResult("contains:foo", "contains", True)
@@ -24,7 +24,7 @@ def golden(
     gid: str, tier: str = "smoke", asserts: Sequence[Any] = ("contains:foo",), **extra: Any
 ) -> Golden:
     data: dict[str, Any] = {"id": gid, "tier": tier, "asserts": list(asserts), **extra}
-    return build_golden(data, source=f"goldens/{gid}.md", default_id=None, folder_tier=None)
+    return build_goldens(data, source=f"goldens/{gid}.md", default_id=None, folder_tier=None)[0]
 
 
 def result(

@@ -1,4 +1,4 @@
-"""A hand-edited baseline with a field of the wrong type or value, through ``assay run --check``.
+"""A hand-edited baseline with a field of the wrong type or value, through ``assay gate --check``.
 
 Every entry field is checked when the baseline is read: a wrong one is one line naming the
 baseline file and the field, exit 1, never a traceback, and never silently misread (a "passed":
@@ -30,7 +30,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def gate(*extra: str) -> list[str]:
-    return ["run", "goldens", "--outputs", "out.json", "--json", *extra]
+    return ["gate", "goldens", "--outputs", "out.json", "--json", *extra]
 
 
 def edit_entry(path: Path, field: str, value: Any) -> None:

@@ -44,7 +44,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 
 
 def gate(*extra: str | os.PathLike[str]) -> list[str | os.PathLike[str]]:
-    return ["run", "goldens", "--outputs", "out.json", *extra]
+    return ["gate", "goldens", "--outputs", "out.json", *extra]
 
 
 def one_error(result: tuple[int, str, str], path: str | os.PathLike[str], *needles: str) -> str:
@@ -175,14 +175,14 @@ def test_a_baseline_with_a_bom_is_read(run: Run, tmp_path: Path) -> None:
 
 def test_outputs_a_folder(run: Run, tmp_path: Path) -> None:
     (tmp_path / "outs").mkdir()
-    one_error(run("run", "goldens", "--outputs", "outs"), "outs", "is a folder, not a file")
+    one_error(run("gate", "goldens", "--outputs", "outs"), "outs", "is a folder, not a file")
 
 
 @pytest.mark.skipif(not PROC, reason="Linux /proc only")
 def test_outputs_unreadable_at_read_time(run: Run) -> None:
     # /proc/self/mem opens, then reading offset 0 fails: a real read error, even for root.
     mem = "/proc/self/mem"
-    one_error(run("run", "goldens", "--outputs", mem), mem, "cannot read: Input/output error")
+    one_error(run("gate", "goldens", "--outputs", mem), mem, "cannot read: Input/output error")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file anyway")
@@ -231,7 +231,7 @@ def test_a_bom_in_a_telemetry_file_is_accepted(run: Run, tmp_path: Path, layout:
     else:
         (tmp_path / "tel.jsonl").write_bytes(b"\xef\xbb\xbf" + record + b"\n")
         where = "tel.jsonl"
-    code, out, err = run("run", "--telemetry", where, "--tier", "smoke", "--json", "--no-save")
+    code, out, err = run("bench", "--telemetry", where, "--tier", "smoke", "--json", "--no-save")
     assert (code, err) == (0, "")
     assert SMOKE_TASK in [r["id"] for r in json.loads(out)["results"]]
 
@@ -241,7 +241,7 @@ def test_bad_utf8_in_a_telemetry_file_names_it(run: Run, tmp_path: Path) -> None
     path = Path("tel") / f"{SMOKE_TASK}.json"
     (tmp_path / path).write_bytes(b'{"task_id": "\xff"}')
     one_error(
-        run("run", "--telemetry", "tel", "--tier", "smoke", "--no-save"),
+        run("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"),
         path,
         "not valid UTF-8 (bad byte at offset 13)",
     )

@@ -32,7 +32,7 @@ PROBE = """
 import sys
 from assay.cli import main
 try:
-    main(["run", sys.argv[1], "--outputs", sys.argv[2], "--json", "--output", sys.argv[3]])
+    main(["gate", sys.argv[1], "--outputs", sys.argv[2], "--json", "--output", sys.argv[3]])
 except SystemExit as exit:
     code = exit.code
 print(code, sorted(m for m in {heavy!r} if m in sys.modules))

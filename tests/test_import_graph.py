@@ -166,7 +166,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer.split())
     for layer in (
         "_version errors",
-        "vocabulary paths io validate _yaml plugins _collector _project_modules",
+        "vocabulary paths io validate _yaml plugins",
         "asserts",
         "goldens",
         "results",
@@ -177,14 +177,12 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "agent",
         "views",
         "cli pytest_plugin",
-        "_entry",
         "__main__ assay",
     )
 )
 # The top level holds the shared modules only; everything else is a stage's package.
 SHARED = frozenset(
     {"_version", "errors", "vocabulary", "paths", "io", "validate", "_yaml", "plugins", "config"}
-    | {"_collector", "_project_modules", "_entry"}  # going: the quick exit and GC pausing
 )
 
 

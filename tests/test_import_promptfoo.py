@@ -487,7 +487,7 @@ def test_assay_decides_as_promptfoo_did(example: str, tmp_path: Path) -> None:
     )
     assert code == 0, err
     code, out, err = run_cli(
-        ["run", "out/goldens", "--candidates", "out/candidates.yaml", "--no-cache", "--json"],
+        ["eval", "out/goldens", "--candidates", "out/candidates.yaml", "--no-cache", "--json"],
         folder,
     )
     assert code in (0, 2), err  # 2: some goldens fail, as they do under promptfoo

@@ -195,7 +195,7 @@ def make_project(
 
 def judged_run(root: Path, goldens: Path, outputs: Path, *extra: str) -> dict[str, Any]:
     code, out, err = run_cli(
-        ["run", goldens, "--outputs", outputs, "--json", *extra], root, timeout=60
+        ["gate", goldens, "--outputs", outputs, "--json", *extra], root, timeout=60
     )
     assert code == 0, f"exit {code}\nstdout: {out}\nstderr: {err}"
     assert "Traceback" not in err
@@ -384,7 +384,7 @@ def test_goldens_decided_by_asserts_or_similarity_never_reach_the_judge(
 
 def test_judge_without_a_provider_is_a_config_error(tmp_path: Path) -> None:
     goldens, outputs = make_project(tmp_path, "[judge]\nverified = false\n")
-    code, out, err = run_cli(["run", goldens, "--outputs", outputs, "--json", "--judge"], tmp_path)
+    code, out, err = run_cli(["gate", goldens, "--outputs", outputs, "--json", "--judge"], tmp_path)
     assert code == 1
     assert out == ""
     assert "Traceback" not in err
@@ -395,7 +395,7 @@ def test_judge_with_a_bad_provider_setting_names_the_field(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
     goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json", max_retries=-2))
-    code, out, err = run_cli(["run", goldens, "--outputs", outputs, "--json", "--judge"], tmp_path)
+    code, out, err = run_cli(["gate", goldens, "--outputs", outputs, "--json", "--judge"], tmp_path)
     assert code == 1
     assert out == ""
     assert "Traceback" not in err
@@ -440,7 +440,7 @@ def test_judge_grades_live_candidate_outputs_and_both_are_cached(
         "  - {id: bad, prompt: 'SCORE=0.1 {{ input }}'}\n",
         encoding="utf-8",
     )
-    args = ["run", goldens, "--candidates", candidates, "--judge", "--json"]
+    args = ["eval", goldens, "--candidates", candidates, "--judge", "--json"]
     code, out, err = run_cli(args, tmp_path, timeout=60)
     assert code == 0, err
     document = json.loads(out)
@@ -465,7 +465,7 @@ def test_judge_calls_are_counted_apart_from_candidate_calls(
     assert "made" not in first  # static outputs: no candidate calls were made
     second = judged_run(tmp_path, goldens, outputs, "--judge")["summary"]["model_calls"]
     assert (second["judge"]["made"], second["judge"]["cache_hits"]) == (0, 4)
-    code, out, _ = run_cli(["run", goldens, "--outputs", outputs, "--judge"], tmp_path)
+    code, out, _ = run_cli(["gate", goldens, "--outputs", outputs, "--judge"], tmp_path)
     assert code == 0
     assert "judge calls: 0 made (0 failed), 4 from the cache" in out
 

@@ -64,17 +64,17 @@ def _merge(root: Path, names: list[str], *args: str) -> tuple[int, dict[str, Any
 def test_a_checked_gate_merged_from_three_shards_is_the_whole_run(tmp_path: Path) -> None:
     _suite(tmp_path)
     write_json(tmp_path / "good.json", {g: "ok" for g in IDS})
-    assert _cli(tmp_path, "run", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
+    assert _cli(tmp_path, "gate", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
     bad: dict[str, Any] = {g: "ok" for g in IDS if g not in ("g011", "g020")}
     bad["g007"] = "nope"  # a regression
     bad["g004"] = "no"  # a strict golden's regression
     bad["stray-1"] = "ok"  # outputs naming no golden: a note
     bad["stray-2"] = "ok"
     write_json(tmp_path / "bad.json", bad)
-    whole_code, whole = _json(tmp_path, "run", "goldens", "--outputs", "bad.json", "--check")
+    whole_code, whole = _json(tmp_path, "gate", "goldens", "--outputs", "bad.json", "--check")
     assert whole_code == 2
     assert {r["id"] for r in whole["regressions"]} >= {"g004", "g007"}
-    names = _shards(tmp_path, "run", "goldens", "--outputs", "bad.json", "--check")
+    names = _shards(tmp_path, "gate", "goldens", "--outputs", "bad.json", "--check")
     code, merged = _merge(tmp_path, names)
     assert code == whole_code
     assert merged == whole  # results, order, aggregates, regressions, notes: all of it
@@ -86,9 +86,9 @@ def test_a_checked_gate_merged_from_three_shards_is_the_whole_run(tmp_path: Path
 def test_a_passing_check_merges_to_exit_0(tmp_path: Path) -> None:
     _suite(tmp_path)
     write_json(tmp_path / "good.json", {g: "ok" for g in IDS})
-    assert _cli(tmp_path, "run", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
-    whole_code, whole = _json(tmp_path, "run", "goldens", "--outputs", "good.json", "--check")
-    names = _shards(tmp_path, "run", "goldens", "--outputs", "good.json", "--check")
+    assert _cli(tmp_path, "gate", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
+    whole_code, whole = _json(tmp_path, "gate", "goldens", "--outputs", "good.json", "--check")
+    names = _shards(tmp_path, "gate", "goldens", "--outputs", "good.json", "--check")
     code, merged = _merge(tmp_path, names)
     assert (code, whole_code) == (0, 0)
     assert merged == whole
@@ -100,7 +100,7 @@ def test_a_baseline_written_from_merged_shards_is_byte_identical(tmp_path: Path)
     write_json(tmp_path / "o.json", outputs)
     code, _, err = _cli(
         tmp_path,
-        "run",
+        "gate",
         "goldens",
         "--outputs",
         "o.json",
@@ -109,7 +109,7 @@ def test_a_baseline_written_from_merged_shards_is_byte_identical(tmp_path: Path)
         "w.json",
     )
     assert code == 0, err
-    names = _shards(tmp_path, "run", "goldens", "--outputs", "o.json")
+    names = _shards(tmp_path, "gate", "goldens", "--outputs", "o.json")
     code, _, err = _cli(
         tmp_path, "merge", *names, "--write-baseline", "--baseline", "m.json", "--format", "text"
     )
@@ -120,7 +120,7 @@ def test_a_baseline_written_from_merged_shards_is_byte_identical(tmp_path: Path)
 def test_every_format_renders_a_merged_run(tmp_path: Path) -> None:
     _suite(tmp_path)
     write_json(tmp_path / "o.json", {g: "ok" for g in IDS})
-    names = _shards(tmp_path, "run", "goldens", "--outputs", "o.json")
+    names = _shards(tmp_path, "gate", "goldens", "--outputs", "o.json")
     for fmt, marker in (("text", "30 goldens"), ("markdown", "|"), ("junit", "<testsuites")):
         code, out, err = _cli(tmp_path, "merge", *names, "--format", fmt)
         assert code == 0, err
@@ -165,7 +165,7 @@ def test_a_live_suite_merged_from_three_shards_is_the_whole_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _live_project(tmp_path, monkeypatch)
-    live = ("run", "goldens", "--no-cache")
+    live = ("eval", "goldens", "--no-cache")
     code, _, err = _cli(tmp_path, *live, "--candidates", "before.yaml", "--write-baseline")
     assert code == 0, err
     written = (tmp_path / "assay-baseline.json").read_bytes()
@@ -221,7 +221,7 @@ def _without_run_identity(document: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_agent_run_merged_from_three_shards_is_the_whole_run(tmp_path: Path) -> None:
     _agent_project(tmp_path, failing=set())
-    agent = ("run", "goldens", "--telemetry", "tel")
+    agent = ("bench", "goldens", "--telemetry", "tel")
     code, _, err = _cli(tmp_path, *agent, "--write-baseline", "--baseline", "w.json")
     assert code == 0, err
     names = _shards(tmp_path, *agent, "--no-save")
@@ -249,8 +249,8 @@ def test_an_agent_run_merged_from_three_shards_is_the_whole_run(tmp_path: Path) 
 def sharded(tmp_path: Path) -> Path:
     _suite(tmp_path)
     write_json(tmp_path / "o.json", {g: "ok" for g in IDS})
-    assert _cli(tmp_path, "run", "goldens", "--outputs", "o.json", "--write-baseline")[0] == 0
-    _shards(tmp_path, "run", "goldens", "--outputs", "o.json", "--check")
+    assert _cli(tmp_path, "gate", "goldens", "--outputs", "o.json", "--write-baseline")[0] == 0
+    _shards(tmp_path, "gate", "goldens", "--outputs", "o.json", "--check")
     return tmp_path
 
 
@@ -272,25 +272,25 @@ def test_shards_of_another_suite_setting_or_kind_are_refused(sharded: Path) -> N
     other = sharded / "other"
     _suite(other, [*IDS, "g999"])
     write_json(other / "o.json", {g: "ok" for g in [*IDS, "g999"]})
-    out = _cli(other, "run", "goldens", "--outputs", "o.json", "--shard", "3/3", "--json")[1]
+    out = _cli(other, "gate", "goldens", "--outputs", "o.json", "--shard", "3/3", "--json")[1]
     (sharded / "other-3.json").write_text(out, encoding="utf-8")
     err = _refused(sharded, "shard-1.json", "shard-2.json", "other-3.json")
     assert "other-3.json" in err and "suite" in err
     # Another setting: report mode, not --check.
-    _, out, _ = _cli(sharded, "run", "goldens", "--outputs", "o.json", "--shard", "3/3", "--json")
+    _, out, _ = _cli(sharded, "gate", "goldens", "--outputs", "o.json", "--shard", "3/3", "--json")
     (sharded / "report-3.json").write_text(out, encoding="utf-8")
     err = _refused(sharded, "shard-1.json", "shard-2.json", "report-3.json")
     assert "report-3.json" in err and "settings.mode" in err
     # Another number of shards.
     out = _cli(
-        sharded, "run", "goldens", "--outputs", "o.json", "--check", "--shard", "1/2", "--json"
+        sharded, "gate", "goldens", "--outputs", "o.json", "--check", "--shard", "1/2", "--json"
     )[1]
     (sharded / "half.json").write_text(out, encoding="utf-8")
     assert "one of 3" in _refused(sharded, "shard-1.json", "half.json")
 
 
 def test_a_document_that_is_not_a_shard_and_a_changed_baseline_are_refused(sharded: Path) -> None:
-    out = _cli(sharded, "run", "goldens", "--outputs", "o.json", "--json")[1]
+    out = _cli(sharded, "gate", "goldens", "--outputs", "o.json", "--json")[1]
     (sharded / "whole.json").write_text(out, encoding="utf-8")
     assert "not the --json document of a shard" in _refused(sharded, "whole.json")
     assert "file not found" in _refused(sharded, "nope.json")
@@ -347,8 +347,8 @@ def test_judge_calls_saved_add_up_across_shards(tmp_path: Path) -> None:
             ORIGIN,
         )
     write_json(tmp_path / "o.json", {g: ("ok" if i % 3 else "no") for i, g in enumerate(IDS)})
-    whole_code, whole = _json(tmp_path, "run", "goldens", "--outputs", "o.json")
+    whole_code, whole = _json(tmp_path, "gate", "goldens", "--outputs", "o.json")
     assert whole["summary"]["judge_calls_saved"] == 10
-    names = _shards(tmp_path, "run", "goldens", "--outputs", "o.json")
+    names = _shards(tmp_path, "gate", "goldens", "--outputs", "o.json")
     code, merged = _merge(tmp_path, names)
     assert (code, merged) == (whole_code, whole)

@@ -21,6 +21,7 @@ from assay.errors import ConfigError, GoldenError
 from assay.gate import _load as parallel
 from assay.gate import _run as gate
 from assay.gate._run import GateOptions, load_selected, run_gate
+from assay.gate._score import Scorer
 from assay.gate._suite import LoadedSuite
 from assay.goldens import iter_goldens, read_defaults
 from assay.goldens._loader import discover_paths
@@ -105,7 +106,7 @@ def write_outputs(path: Path, outputs: dict[str, Any]) -> Path:
 
 def assay(cwd: Path, env: dict[str, str], *args: str | Path) -> tuple[int, str, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "run", *map(str, args)],
+        [sys.executable, "-m", "assay", "gate", *map(str, args)],
         cwd=cwd,
         env=process_env(env),
         capture_output=True,
@@ -189,10 +190,10 @@ def test_results_no_worker_gave_are_scored_in_place(
 
     def score(loaded: LoadedSuite) -> list[dict[str, Any]]:
         by_id = {g.id: g for g in loaded.goldens}
-        produced, _, _ = gate._outputs(options, config, loaded, by_id)
-        scoring = gate._Scoring(None, "none", check_context(config), False, config, True)
-        _, per_pair = scoring.score(produced, loaded.goldens, by_id, prescored=loaded.prescored)
-        return [r.to_dict() for rs in per_pair for r in rs]
+        produced = gate._outputs(options, config, loaded, by_id).outputs
+        scorer = Scorer(None, "none", check_context(config), False, config, True)
+        pairs = scorer.score(produced, loaded.goldens, prescored=loaded.prescored)
+        return [r.to_dict() for rs in pairs.repeats for r in rs]
 
     monkeypatch.setenv("ASSAY_WORKERS", "1")
     alone = score(load_selected(options, config))
@@ -345,7 +346,7 @@ def test_the_plan_cuts_every_line_once_in_order(suite: tuple[Path, Path]) -> Non
     for shares in (2, 3, 5):
         groups = parallel.plan(paths, costs, shares)
         assert 2 <= len(groups) <= shares
-        loaded = [g for units in groups for g in parallel._load_share(units, strict=False)]
+        loaded = [g for units in groups for g in parallel.load_units(units, False, None)]
         assert [(g.id, g.source) for g in loaded] == [
             (g.id, g.source) for g in iter_goldens(goldens)
         ]
@@ -452,7 +453,7 @@ def test_defaults_and_vars_lists_load_the_same_in_every_share(
     paths = discover_paths(goldens)
     groups = parallel.plan(paths, [parallel._cost(p) for p in paths], 4)
     shares = [
-        g for units in groups for g in parallel._load_share(units, False, read_defaults(goldens))
+        g for units in groups for g in parallel.load_units(units, False, read_defaults(goldens))
     ]
     assert [_shape(g) for g in shares] == [_shape(g) for g in alone]
 
@@ -492,8 +493,6 @@ def test_the_processes_fingerprints_are_one_process_fingerprints(
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     loaded = parallel.load(goldens, workers=3, fingerprints=True)
     assert loaded is not None and loaded.workers == 3
-    # Every share is sent in several batches: the stream is what is compared here.
-    assert len(loaded.goldens) > 3 * parallel._BATCH
     whole = {g.id: fingerprint(g) for g in iter_goldens(goldens)}
     assert loaded.fingerprints_of() == whole
     # A selection keeps the fingerprints of the goldens it keeps, by id.
@@ -502,14 +501,8 @@ def test_the_processes_fingerprints_are_one_process_fingerprints(
     assert parallel.load(goldens, workers=3).fingerprints is None  # type: ignore[union-attr]
 
 
-def _in_a_worker(parent: int) -> bool:
-    import os
-
-    return os.getpid() != parent
-
-
 @needs_fork
-@pytest.mark.parametrize("how", ["dies after a batch", "leaves half a batch"])
+@pytest.mark.parametrize("how", ["dies", "raises"])
 def test_a_worker_that_fails_midway_means_one_process_loads(
     suite: tuple[Path, Path], monkeypatch: Any, how: str
 ) -> None:
@@ -518,18 +511,14 @@ def test_a_worker_that_fails_midway_means_one_process_loads(
     goldens, outputs = suite
     parent = os.getpid()
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
-    sent = []
-    real_write = parallel._write_all
+    real_run = parallel._Job.run
 
-    def write(fd: int, data: bytes) -> None:
-        if _in_a_worker(parent):
-            sent.append(len(data))
-            if len(sent) == 2:
-                if how == "dies after a batch":
-                    os._exit(1)
-                real_write(fd, data[: len(data) // 2])  # then exits well: a torn batch
-                os._exit(0)
-        real_write(fd, data)
+    def run(job: Any, index: int) -> Any:
+        if os.getpid() != parent and index == 1:
+            if how == "dies":
+                os._exit(1)
+            raise RuntimeError("a worker's failure")
+        return real_run(job, index)
 
     forked: list[int] = []
     real_fork = os.fork
@@ -540,7 +529,7 @@ def test_a_worker_that_fails_midway_means_one_process_loads(
             forked.append(pid)
         return pid
 
-    monkeypatch.setattr(parallel, "_write_all", write)
+    monkeypatch.setattr(parallel._Job, "run", run)
     monkeypatch.setattr(os, "fork", fork)
     assert parallel.load(goldens, workers=2) is None  # the caller loads in one process
     # ...and the gate's run is the one process's, workers stopped and reaped.
@@ -568,8 +557,9 @@ def logged(output, context):
 
 @needs_fork
 def test_a_projects_checks_run_here_and_lose_nothing(tmp_path: Path) -> None:
-    # A worker ends without the interpreter's teardown: a project's check that buffers a log
-    # would lose it there. Its goldens are scored by the calling process, as one process does.
+    # A worker ends without the interpreter's teardown (os._exit, as multiprocessing's do): a
+    # project's check that buffers a log would lose it there. Its goldens are scored by the
+    # calling process, as one process does.
     goldens, outputs = make_suite(tmp_path)
     rows = goldens / "stretch" / "checked.jsonl"
     rows.write_text(

@@ -98,14 +98,14 @@ def gate(
     output: str,
     capsys: pytest.CaptureFixture[str],
 ) -> tuple[int, list[dict[str, Any]], str]:
-    """``assay run`` one golden with ``asserts`` on ``output``: (code, its checks, stderr)."""
+    """``assay gate`` one golden with ``asserts`` on ``output``: (code, its checks, stderr)."""
     goldens = tmp_path / "goldens.jsonl"
     goldens.write_text(json.dumps({"id": "g", "input": "q", "asserts": asserts}) + "\n")
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"g": output}))
     report = tmp_path / "report.json"
     report.unlink(missing_ok=True)
-    args = ["run", goldens, "--outputs", outputs, "--json", "--output", report, "--no-cache"]
+    args = ["gate", goldens, "--outputs", outputs, "--json", "--output", report, "--no-cache"]
     code, err = run_main(args, capsys)
     # With --output, stderr starts with where the report went and the verdict: drop those.
     if err.startswith(f"assay: report written to {report}\n"):
@@ -414,7 +414,7 @@ def test_a_plugin_provider_type_produces_outputs_through_assay_run(
     goldens.write_text(json.dumps(golden) + "\n")
     candidates = write_candidates(tmp_path, {"type": "myorg/upper", "model": "m"})
     report = tmp_path / "report.json"
-    args = ["run", goldens, "--candidates", candidates, "--json", "--output", report, "--no-cache"]
+    args = ["eval", goldens, "--candidates", candidates, "--json", "--output", report, "--no-cache"]
     code, err = run_main(args, capsys)
     assert code == 0, err
     (result,) = json.loads(report.read_text())["results"]

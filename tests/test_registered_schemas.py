@@ -40,7 +40,7 @@ def project(tmp_path: Path, output: str, config: str | None) -> tuple[int, str, 
     if config is not None:
         (tmp_path / "assay.toml").write_text(config, encoding="utf-8")
     outputs = write_json(tmp_path / "outputs.json", {"g": output})
-    return run_cli(["run", "goldens", "--outputs", outputs, "--json"], tmp_path)
+    return run_cli(["gate", "goldens", "--outputs", outputs, "--json"], tmp_path)
 
 
 def checks(out: str) -> list[dict[str, Any]]:

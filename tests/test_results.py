@@ -7,8 +7,6 @@ import math
 
 import pytest
 
-import assay
-from assay import results
 from assay.asserts import CheckResult
 from assay.results import (
     DOCUMENT_SCHEMA_VERSION,
@@ -256,18 +254,6 @@ def test_result_to_dict_has_the_shared_keys_and_only_the_extras_given() -> None:
         "details": "1 test(s) failed of 1 run",
     }
     assert full["safety"] == "DIRTY"
-
-
-def test_deprecated_aliases() -> None:
-    check = CheckResult("scorer", "scorer", True, None, {"why": "ok"})
-    r = Result("item", None, "c", "pass", True, 1.0, "scorer", (check,))
-    assert r.item_id == "item"
-    assert r.evidence == {"why": "ok"}
-    assert Result("x", None, "c", "pass", True, 1.0, "scorer").evidence is None
-    assert results.ItemScore is Result and assay.ItemScore is Result
-    assert results.CandidateScore is CandidateSummary and assay.CandidateScore is CandidateSummary
-    s = summarize("c", [r])
-    assert (s.candidate_id, s.items, s.item_count, s.scorer_count) == ("c", (r,), 1, 1)
 
 
 def test_failed_checks() -> None:

@@ -69,7 +69,7 @@ def _project(root: Path) -> None:
 
 
 def _run(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run_cli(["run", "goldens", "--json", *args], root)
+    code, out, err = run_cli(["gate", "goldens", "--json", *args], root)
     assert "Traceback" not in err
     return code, json.loads(out) if out else {}
 
@@ -105,11 +105,13 @@ def test_a_shard_cannot_write_the_baseline_and_a_bad_spec_is_a_usage_error(
 ) -> None:
     _project(tmp_path)
     code, _, err = run_cli(
-        ["run", "goldens", "--outputs", "good.json", "--write-baseline", "--shard", "1/2"],
+        ["gate", "goldens", "--outputs", "good.json", "--write-baseline", "--shard", "1/2"],
         tmp_path,
     )
     assert code == 1 and "a baseline is written from the whole suite" in err
-    code, _, err = run_cli(["run", "goldens", "--outputs", "good.json", "--shard", "3/2"], tmp_path)
+    code, _, err = run_cli(
+        ["gate", "goldens", "--outputs", "good.json", "--shard", "3/2"], tmp_path
+    )
     assert code == 1 and "--shard" in err
 
 
@@ -119,7 +121,7 @@ def test_an_empty_shard_is_one_clear_error(tmp_path: Path) -> None:
     )
     write_json(tmp_path / "o.json", {"a": "ok"})
     empty = next(f"{i}/5" for i in range(1, 6) if not Shard(i, 5).holds("a"))
-    code, out, err = run_cli(["run", "goldens", "--outputs", "o.json", "--shard", empty], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--outputs", "o.json", "--shard", empty], tmp_path)
     assert code == 1 and out == ""
     assert f"shard {empty} holds no goldens" in err and "field '--shard'" in err
 
@@ -137,7 +139,7 @@ def test_agent_telemetry_is_scored_per_shard(tmp_path: Path) -> None:
     seen = []
     for i in (1, 2):
         code, out, err = run_cli(
-            ["run", "goldens", "--telemetry", "tel", "--no-save", "--json", "--shard", f"{i}/2"],
+            ["bench", "goldens", "--telemetry", "tel", "--no-save", "--json", "--shard", f"{i}/2"],
             tmp_path,
         )
         assert code == 0, err

@@ -79,7 +79,7 @@ def test_run_with_embedding_similarity_decides_a_no_assert_golden(
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"paraphrase": KITTEN, "off-topic": REVENUE}), encoding="utf-8")
     code, out, err = run_cli(
-        ["run", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"],
+        ["gate", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"],
         tmp_path,
         timeout=300,
     )
@@ -131,7 +131,7 @@ def test_missing_extra_through_the_cli_exits_1_without_traceback(
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"g": KITTEN}))
     code, out, err = run_cli(
-        ["run", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"], tmp_path
+        ["gate", goldens, "--outputs", outputs, "--similarity", "embedding", "--json"], tmp_path
     )
     assert code == 1
     assert out == ""

@@ -1,5 +1,5 @@
 """assay.vocabulary and docs/vocabulary.md: one name per meaning, the same in code and docs, and
-every renamed Python name still reachable under its old name for one release."""
+every retired name listed there with what to use instead (and no longer reachable)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import assay
+import assay.results
 from assay import vocabulary
 from assay.results import CandidateSummary, Result
 
@@ -63,27 +64,37 @@ def test_the_candidate_summary_fields_are_the_documented_ones() -> None:
     assert fields == [f for f in CandidateSummary.__dataclass_fields__ if f != "results"]
 
 
-# Python API renames: (old, new) as the "Renamed names" table lists them.
-RENAMED_CLASSES = [("CandidateScore", "CandidateSummary"), ("ItemScore", "Result")]
-RENAMED_ATTRIBUTES = [
+# What went: (old, what to use), each named in the doc's list of retired names, none reachable.
+RETIRED_CLASSES = [("CandidateScore", "CandidateSummary"), ("ItemScore", "Result")]
+RETIRED_ATTRIBUTES = [
     ("CandidateSummary", "candidate_id", "candidate"),
     ("CandidateSummary", "items", "results"),
     ("CandidateSummary", "item_count", "total"),
+    ("CandidateSummary", "scorer_count", "total"),
     ("Result", "item_id", "id"),
+    ("Result", "evidence", "checks"),
 ]
 
 
-@pytest.mark.parametrize(("old", "new"), RENAMED_CLASSES)
-def test_renamed_classes_are_aliases(old: str, new: str) -> None:
-    assert f"| `{old}` | `{new}` |" in DOC
-    assert getattr(assay, old) is getattr(assay, new)
+@pytest.mark.parametrize(("old", "new"), RETIRED_CLASSES)
+def test_retired_classes_are_gone_and_the_doc_names_them(old: str, new: str) -> None:
+    assert f"`{old}`" in DOC and f"`{new}`" in DOC
+    assert not hasattr(assay, old)
+    assert not hasattr(assay.results, old)
 
 
-@pytest.mark.parametrize(("cls", "old", "new"), RENAMED_ATTRIBUTES)
-def test_renamed_attributes_read_the_new_ones(cls: str, old: str, new: str) -> None:
-    assert f"`{old}`" in DOC and f"`{cls}.{new}`" in DOC
+@pytest.mark.parametrize(("cls", "old", "new"), RETIRED_ATTRIBUTES)
+def test_retired_attributes_are_gone_and_the_doc_names_them(cls: str, old: str, new: str) -> None:
+    assert old in DOC and f"`{cls}.{new}" in DOC
     check = assay.CheckResult("scorer", "scorer", True, None, {"e": 1})
     result = Result("i", None, "c", "pass", True, 1.0, "scorer", (check,))
     summary = CandidateSummary("c", 1, {"pass": 1}, 1.0, 1.0, (result,))
     obj = summary if cls == "CandidateSummary" else result
-    assert getattr(obj, old) == getattr(obj, new)
+    assert not hasattr(obj, old)
+    assert hasattr(obj, new)
+
+
+def test_the_retired_command_is_named_with_its_successors() -> None:
+    assert "`assay run`" in DOC
+    for successor in ("`assay gate`", "`assay eval`", "`assay bench`"):
+        assert successor in DOC

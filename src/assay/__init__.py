@@ -77,7 +77,7 @@ if TYPE_CHECKING:
         self_test,
     )
     from assay.models import ProviderConfig, load_outputs
-    from assay.results import CandidateScore, CandidateSummary, ItemScore, ReportContent, Result
+    from assay.results import CandidateSummary, ReportContent, Result
 
 _EXPORTS: dict[str, str] = {
     "AbortController": "comparison",
@@ -90,7 +90,6 @@ _EXPORTS: dict[str, str] = {
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
-    "CandidateScore": "results",
     "CandidateSummary": "results",
     "CheckContext": "asserts",
     "CheckResult": "asserts",
@@ -106,7 +105,6 @@ _EXPORTS: dict[str, str] = {
     "GoldenError": "errors",
     "IdFilter": "gate",
     "Inconsistency": "goldens",
-    "ItemScore": "results",
     "JudgeSettings": "config",
     "MergeError": "errors",
     "MergedRun": "agent",

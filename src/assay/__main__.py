@@ -1,3 +1,5 @@
-from assay._entry import main
+"""``python -m assay``: the same command line as the ``assay`` script."""
+
+from assay.cli import main
 
 main()

@@ -13,8 +13,9 @@
     ├── MergeError             shard documents that are not the shards of one run
     └── ValidationError        bad arguments to the Python API
 
-Every error carries the file (``source``) and the ``field`` at fault when there is one, so the
-message a user sees always says where to look.
+Every error carries the file (``source``), the ``line`` of the field where the file has lines
+and the ``field`` at fault when there is one, so the message a user sees always says where to
+look: ``FILE:LINE: field 'x.y': problem``.
 """
 
 from __future__ import annotations
@@ -23,16 +24,27 @@ from __future__ import annotations
 class AssayError(Exception):
     """Root of every error assay raises on purpose."""
 
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        field: str | None = None,
+        line: int | None = None,
+    ):
         self.message = message
         self.source = source
         self.field = field
+        self.line = line
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        where = ""
-        if self.source:
-            where = f"{self.source}: "
+        where = f"{self.source}: " if self.source else ""
+        if self.source and self.line is not None:
+            # The line goes with the file, before a block the source names (``[tool.assay]``).
+            name, block, rest = self.source.rpartition(" [")
+            whole = block and rest.endswith("]")
+            where = f"{name}:{self.line} [{rest}: " if whole else f"{self.source}:{self.line}: "
         if self.field:
             where += f"field '{self.field}': "
         return f"{where}{self.message}"

@@ -30,19 +30,19 @@ from assay.agent import (
     score_tasks,
 )
 from assay.asserts import CheckResult
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 from assay.results import Result
 
 # ------------------------------------------------------------------------------------ helpers
 
 
 def golden(task_id: str, tier: str = "smoke", **fields: Any) -> Golden:
-    return build_golden(
+    return build_goldens(
         {"id": task_id, "tier": tier, **fields},
         source=f"goldens/{task_id}.md",
         default_id=None,
         folder_tier=None,
-    )
+    )[0]
 
 
 def record(task_id: str, **fields: Any) -> Telemetry:

@@ -19,7 +19,7 @@ from assay.agent._sandbox import World
 from tests.agent.test_execute import TASK, make_task, running
 from tests.helpers.cli import run_cli
 
-ARGS = ["run", "goldens", "--agent", "noop", "--tier", "smoke", "--environment", "docker"]
+ARGS = ["bench", "goldens", "--agent", "noop", "--tier", "smoke", "--environment", "docker"]
 IMAGE = os.environ.get("ASSAY_TASK_IMAGE", "assay-task-python:local")
 
 
@@ -155,8 +155,8 @@ def test_an_image_must_be_text(tmp_path: Path) -> None:
 
 
 def test_environment_needs_an_agent(tmp_path: Path) -> None:
-    code, _, err = run_cli(["run", "--example", "--environment", "docker"], tmp_path)
-    assert code == 1 and "apply to --agent runs" in err
+    code, _, err = run_cli(["bench", "--telemetry", "tel", "--environment", "docker"], tmp_path)
+    assert code == 1 and "--environment: these run the agent; with --telemetry it ran" in err
 
 
 def test_variables_an_agent_block_names_reach_its_container(tmp_path: Path) -> None:

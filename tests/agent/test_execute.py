@@ -1,4 +1,4 @@
-"""``assay run --agent``: small scripted agents on a real task folder (a git worktree per task,
+"""``assay bench --agent``: small scripted agents on a real task folder (a git worktree per task,
 the agent in its own session, verify and command signals run after it), measured, not
 defaulted."""
 
@@ -44,7 +44,7 @@ def make_task(root: Path, name: str = "fix-add", task: str = TASK) -> Path:
 
 
 def agent_run(root: Path, agent: str, *extra: str) -> tuple[dict[str, Any], str]:
-    args = ["run", "goldens", "--agent", agent, "--tier", "smoke", "--json", "--no-save", *extra]
+    args = ["bench", "goldens", "--agent", agent, "--tier", "smoke", "--json", "--no-save", *extra]
     code, out, err = run_cli(args, root, 120)
     assert code == 0, out + err
     assert "Traceback" not in err
@@ -174,7 +174,7 @@ def test_a_single_file_golden_is_not_run(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Path) -> None:
     tiers = ["--tier", "smoke", "--tier", "standard", "--jobs", "2", "--json", "--no-save"]
-    code, out, err = run_cli(["run", "--agent", "oracle", *tiers], tmp_path, 300)
+    code, out, err = run_cli(["bench", "--agent", "oracle", *tiers], tmp_path, 300)
     assert code == 0, err
     document = json.loads(out)
     assert len(document["results"]) == 10
@@ -194,7 +194,7 @@ def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Pat
         journal = run / f"{record['task_id']}.journal.jsonl"
         kinds = {json.loads(line)["kind"] for line in journal.read_text().splitlines()}
         assert {"exec", "read", "write"} <= kinds
-    code, out, err = run_cli(["run", "--agent", "noop", *tiers], tmp_path, 300)
+    code, out, err = run_cli(["bench", "--agent", "noop", *tiers], tmp_path, 300)
     assert code == 0, err
     failures = [r["failure"]["category"] for r in json.loads(out)["results"]]
     assert failures == ["orientation_miss"] * 10

@@ -1,4 +1,4 @@
-"""``assay run --agent`` journals the agent for real (strace -f) and seals the run: scripted
+"""``assay bench --agent`` journals the agent for real (strace -f) and seals the run: scripted
 agents that peek, leak or reach the network are DIRTY with Safety 0; the oracle is CLEAN.
 
 The peeking agents run with ``--isolation none`` (observation only): in the sandbox the files
@@ -218,7 +218,7 @@ def test_a_journal_without_strace_is_one_clear_error(
 
     make_task(tmp_path)
     monkeypatch.setattr(trace, "strace_path", lambda: None)
-    args = ["run", "goldens", "--agent", "noop", "--tier", "smoke", "--json"]
+    args = ["bench", "goldens", "--agent", "noop", "--tier", "smoke", "--json"]
     code, out, err = run_cli(args, tmp_path)
     assert code == 1 and out == ""
     assert "strace" in err and "--no-journal" in err and "Traceback" not in err
@@ -233,7 +233,7 @@ def test_a_journal_without_a_key_says_how_to_make_one(
     make_task(tmp_path)
     monkeypatch.delenv("ASSAY_KEY_FILE")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    args = ["run", "goldens", "--agent", "noop", "--tier", "smoke", "--json"]
+    args = ["bench", "goldens", "--agent", "noop", "--tier", "smoke", "--json"]
     code, _, err = run_cli(args, tmp_path)
     assert code == 1
     assert "assay attest keygen" in err and "--no-journal" in err
@@ -245,8 +245,8 @@ def test_a_journal_without_a_key_says_how_to_make_one(
 def test_journal_flags_need_an_agent(tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens", "a.md", "id: a\ninput: q\n", ORIGIN)
     for flag in ("--no-journal", "--no-network"):
-        code, _, err = run_cli(["run", "goldens", flag], tmp_path)
-        assert code == 1 and "apply to --agent runs" in err
+        code, _, err = run_cli(["bench", "goldens", "--telemetry", "tel", flag], tmp_path)
+        assert code == 1 and f"{flag}: these run the agent; with --telemetry it ran" in err
 
 
 # ------------------------------------------------------------------- ways around the tracer
@@ -323,6 +323,6 @@ def test_a_task_id_that_cannot_name_a_file_is_refused_before_any_agent_runs(
     tmp_path: Path,
 ) -> None:
     make_task(tmp_path, task=TASK.replace("id: fix-add", "id: team/fix-add"))
-    code, out, err = run_cli(["run", "goldens", "--agent", "noop", "--json"], tmp_path)
+    code, out, err = run_cli(["bench", "goldens", "--agent", "noop", "--json"], tmp_path)
     assert code == 1 and out == "" and "Traceback" not in err
     assert "field 'id'" in err and "no '/'" in err

@@ -9,7 +9,7 @@ import pytest
 
 from assay.agent._scoring import score_tasks
 from assay.agent._telemetry import parse_record
-from assay.goldens import build_golden
+from assay.goldens import build_goldens
 
 TASK = {
     "id": "t",
@@ -30,7 +30,7 @@ GOOD = {
 
 
 def verdict(**changes: Any) -> tuple[str, str | None]:
-    task = build_golden(TASK, source="t.md", default_id=None, folder_tier=None)
+    [task] = build_goldens(TASK, source="t.md", default_id=None, folder_tier=None)
     record = parse_record({**GOOD, **changes}, "t.json")
     [result] = score_tasks([task], {"t": record}, tiers=("smoke",)).tasks
     return result.status, result.failure[0] if result.failure else None

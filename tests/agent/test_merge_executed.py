@@ -28,7 +28,7 @@ def _project(root: Path) -> None:
 
 
 def _run(root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    args = ["run", "goldens", "--agent", AGENT, "--tier", "smoke", "--no-journal", "--json"]
+    args = ["bench", "goldens", "--agent", AGENT, "--tier", "smoke", "--no-journal", "--json"]
     code, out, err = run_cli([*args, *extra], root, 180)
     assert "Traceback" not in err, err
     assert out, err

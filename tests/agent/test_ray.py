@@ -1,4 +1,4 @@
-"""``assay run --agent --executor ray``: the same scripted tasks on a real Ray cluster (a head
+"""``assay bench --agent --executor ray``: the same scripted tasks on a real Ray cluster (a head
 process and a worker process, loopback addresses, 4 CPU slots) give the local executor's
 results; a worker killed mid-task is a crashed task; a local Ray started for the run works and
 listens on loopback only, and is gone afterwards."""
@@ -91,10 +91,10 @@ def three_tasks(root: Path, last: str = "fix-slow") -> None:
 
 
 def run_json(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[Any, str, Path]:
-    """``assay run goldens --agent ... --json`` in a process of its own; the document, its
+    """``assay bench goldens --agent ... --json`` in a process of its own; the document, its
     stderr and the run's telemetry folder."""
     before = set((root / ".assay" / "agent-runs").glob("*"))
-    argv = ["run", "goldens", "--tier", "smoke", "--json", "--no-save", *args]
+    argv = ["bench", "goldens", "--tier", "smoke", "--json", "--no-save", *args]
     code, out, err = run_cli_subprocess(argv, root, RUN_TIMEOUT_S, env=env)
     assert code == 0, out + err
     assert "Traceback" not in err
@@ -260,15 +260,16 @@ def ray_processes() -> list[str]:
 
 def test_executor_flags_are_usage_errors_without_their_run(tmp_path: Path) -> None:
     make_task(tmp_path)
+    ran = "these run the agent; with --telemetry it ran"
     for argv, message in (
-        (["--executor", "ray"], "--executor and --ray-address apply to --agent runs"),
-        (["--ray-address", "127.0.0.2:6379"], "--executor and --ray-address apply to --agent"),
+        (["--telemetry", "tel", "--executor", "ray"], f"--executor: {ran}"),
+        (["--telemetry", "tel", "--ray-address", "127.0.0.2:6379"], f"--ray-address: {ran}"),
         (["--agent", "noop", "--ray-address", "127.0.0.2:6379"], "applies to --executor ray"),
         (["--agent", "noop", "--executor", "dask"], "'dask' is not one of 'local', 'ray'"),
     ):
-        code, out, err = run_cli(["run", "goldens", *argv], tmp_path)
+        code, out, err = run_cli(["bench", "goldens", *argv], tmp_path)
         assert (code, out) == (1, ""), argv
-        assert message in err and "Usage: assay run" in err, err
+        assert message in err and "Usage: assay bench" in err, err
         assert not (tmp_path / ".assay").exists()  # refused before anything ran
 
 
@@ -277,7 +278,7 @@ def test_without_ray_the_ray_executor_is_one_line_and_runs_nothing(
 ) -> None:
     make_task(tmp_path)
     monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without Ray gives
-    argv = ["run", "goldens", "--agent", "noop", "--executor", "ray", "--no-journal"]
+    argv = ["bench", "goldens", "--agent", "noop", "--executor", "ray", "--no-journal"]
     code, out, err = run_cli(argv, tmp_path)
     assert (code, out) == (1, "")
     assert err == "assay: error: --executor ray needs Ray: pip install 'assay[ray]'\n"
@@ -290,7 +291,7 @@ def test_an_address_nothing_answers_at_is_one_line_at_once(tmp_path: Path) -> No
     with socket.socket() as probe:  # a loopback port nothing listens on
         probe.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{probe.getsockname()[1]}"
-    argv = ["run", "goldens", "--agent", "noop", "--executor", "ray", "--ray-address", address]
+    argv = ["bench", "goldens", "--agent", "noop", "--executor", "ray", "--ray-address", address]
     started = time.monotonic()
     code, out, err = run_cli_subprocess([*argv, "--no-journal"], tmp_path, 60)
     assert time.monotonic() - started < 30  # not Ray's minutes of retries
@@ -307,7 +308,7 @@ def test_a_local_agent_run_does_not_import_ray(tmp_path: Path) -> None:
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
         "print(code, 'ray' in sys.modules)\n"
     )
-    argv = ["run", "goldens", "--agent", "noop", "--no-journal", "--no-save", "--json"]
+    argv = ["bench", "goldens", "--agent", "noop", "--no-journal", "--no-save", "--json"]
     done = subprocess.run(
         [sys.executable, "-c", probe, *argv],
         cwd=tmp_path,

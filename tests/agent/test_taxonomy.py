@@ -12,7 +12,7 @@ import pytest
 
 from assay.agent import CATEGORIES, Telemetry, failures_table, owned, parse_record, score_tasks
 from assay.agent import run_document as make_document
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 
 # ------------------------------------------------------------------------------------ helpers
 
@@ -39,12 +39,12 @@ BAD_OUTPUT: dict[str, Any] = {"output": "nope"}
 
 
 def golden(task_id: str = "t", **fields: Any) -> Golden:
-    return build_golden(
+    return build_goldens(
         {"id": task_id, "tier": "smoke", **fields},
         source=f"goldens/{task_id}.md",
         default_id=None,
         folder_tier=None,
-    )
+    )[0]
 
 
 def record(task_id: str = "t", **fields: Any) -> Telemetry:

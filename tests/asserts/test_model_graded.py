@@ -14,14 +14,14 @@ from rapidfuzz import fuzz
 from assay.asserts import CheckContext, OutputView, parse_assert, run_assert
 from assay.cascade._cascade import SKIPPED_REASON, evaluate
 from assay.errors import GoldenError
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 from tests.helpers.fake_openai import FakeOpenAI, fake_openai
 from tests.test_judge import judged_run, make_project, results_by_id, toml_judge
 from tests.test_parallel import both, make_suite, needs_fork, write_outputs
 
 
 def golden(**data: Any) -> Golden:
-    return build_golden({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)
+    return build_goldens({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)[0]
 
 
 REFERENCE = "the cat sat on the mat"

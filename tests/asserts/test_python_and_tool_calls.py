@@ -14,7 +14,7 @@ import pytest
 from assay.asserts import CheckContext, CheckResult, OutputView, parse_assert, run_assert
 from assay.asserts._python import function_context
 from assay.cascade._cascade import evaluate
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 
 CHECKS = """
 import asyncio
@@ -83,7 +83,7 @@ def run(root: Path, value: str, output: Any = "hello", **args: Any) -> CheckResu
 
 
 def golden(**data: Any) -> Golden:
-    return build_golden({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)
+    return build_goldens({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)[0]
 
 
 def test_bool_results(root: Path) -> None:

@@ -114,7 +114,7 @@ def test_the_gate_reports_the_refused_uri(
     )
     write_golden(tmp_path / "goldens", "remote-ref.md", frontmatter, ORIGIN)
     outputs = write_json(tmp_path / "outputs.json", {"remote-ref": "5"})
-    code, out, err = run_cli(["run", "goldens", "--outputs", outputs], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--outputs", outputs], tmp_path)
     assert code == 0, err
     assert "FAIL" in out and f"{url}/int.json" in out and "never fetches" in out
     assert requests == []

@@ -12,13 +12,13 @@ from assay.asserts import AssertSpec, OutputView, parse_assert, run_assert
 from assay.cascade._cascade import evaluate
 from assay.errors import GoldenError
 from assay.gate._baseline import fingerprint
-from assay.goldens import Golden, build_golden
+from assay.goldens import Golden, build_goldens
 from assay.results import Result
 from tests.test_parallel import both, make_suite, needs_fork, write_outputs
 
 
 def golden(**data: Any) -> Golden:
-    return build_golden({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)
+    return build_goldens({"id": "g", **data}, source="g.yaml", default_id=None, folder_tier=None)[0]
 
 
 # Four asserts on "alpha beta gamma": three pass, delta fails -> score 0.75 unweighted.

@@ -1,4 +1,4 @@
-"""The agent benchmark end to end: ``python -m assay run --telemetry``, tiers, persistence,
+"""The agent benchmark end to end: ``python -m assay bench --telemetry``, tiers, persistence,
 ``--compare``, ``assay report`` and ``assay failures``, and errors (exit 1, no traceback)."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def ids(document: dict[str, Any]) -> list[str]:
 
 def test_fresh_directory_scores_the_packaged_smoke_tier(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
-    doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json"))
     assert doc["schema_version"] == 2
     assert doc["kind"] == "agent"
     assert ids(doc) == SMOKE_IDS
@@ -137,7 +137,7 @@ def test_fresh_directory_scores_the_packaged_smoke_tier(cli: CliRunner, tmp_path
 
 def test_text_output_of_a_run(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel", {"smoke-pin-dependency": {"output": "left it"}})
-    out = ok(cli("run", "--telemetry", "tel", "--tier", "smoke"))
+    out = ok(cli("bench", "--telemetry", "tel", "--tier", "smoke"))
     (path,) = saved(tmp_path)
     assert f"agent run {path.stem}" in out
     assert re.search(r"PASS\s+smoke-fix-readme-typo\s+agent-telemetry", out)
@@ -160,7 +160,7 @@ def test_failed_tasks_carry_a_failure_in_json(cli: CliRunner, tmp_path: Path) ->
             "smoke-rename-helper": {"files_modified": ["src/report.py", "docs/x.md"], "output": 1},
         },
     )
-    doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json"))
     by_id = {t["id"]: t for t in doc["results"]}
     assert by_id["smoke-fix-off-by-one"]["failure"] == {
         "category": "test_regression",
@@ -182,7 +182,9 @@ def test_jsonl_telemetry(cli: CliRunner, tmp_path: Path) -> None:
     (tmp_path / "tel.jsonl").write_text(
         "\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8"
     )
-    doc = ok_json(cli("run", "--telemetry", "tel.jsonl", "--tier", "smoke", "--json", "--no-save"))
+    doc = ok_json(
+        cli("bench", "--telemetry", "tel.jsonl", "--tier", "smoke", "--json", "--no-save")
+    )
     assert doc["summary"]["counts"]["pass"] == 5
     assert doc["summary"]["total"] == 5
     assert doc["summary"]["composite"]["score"] == pytest.approx(0.7)
@@ -202,10 +204,10 @@ SUMMARY_KEYS = {"total", "counts", "pass_rate", "mean_score", "candidates"}
 def test_agent_and_gate_results_have_one_shape(cli: CliRunner, tmp_path: Path) -> None:
     gate_root, agent_root = tmp_path / "gate", tmp_path / "agent"
     project = make_project(gate_root)
-    gate = ok_json(cli("run", "goldens", "--outputs", project.broken, "--json", cwd=gate_root))
+    gate = ok_json(cli("gate", "goldens", "--outputs", project.broken, "--json", cwd=gate_root))
     agent_root.mkdir()
     smoke_telemetry(agent_root / "tel", {"smoke-pin-dependency": {"output": "left it"}})
-    agent = ok_json(cli("run", "--telemetry", "tel", "--json", "--no-save", cwd=agent_root))
+    agent = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save", cwd=agent_root))
     assert (gate["schema_version"], gate["kind"]) == (2, "gate")
     assert (agent["schema_version"], agent["kind"]) == (2, "agent")
 
@@ -253,7 +255,7 @@ def test_agent_and_gate_results_have_one_shape(cli: CliRunner, tmp_path: Path) -
 
 def test_default_tiers_are_smoke_standard_stretch(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
-    doc = ok_json(cli("run", "--telemetry", "tel", "--json", "--no-save"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save"))
     assert doc["summary"]["tiers"] == ["smoke", "standard", "stretch"]
     assert ids(doc) == SMOKE_IDS + STANDARD_IDS
     for task in doc["results"][5:]:
@@ -313,7 +315,7 @@ def test_default_excludes_adversarial_and_tier_selects_it(cli: CliRunner, tmp_pa
         ),
         encoding="utf-8",
     )
-    default = ok_json(cli("run", "--telemetry", "tel", "--json", "--no-save"))
+    default = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save"))
     assert "adv-prompt-injection" not in ids(default)
     assert {t["tier"] for t in default["results"]} == {"smoke", "standard"}
     assert default["summary"]["composite"]["per_tier"]["adversarial"] is None
@@ -321,7 +323,7 @@ def test_default_excludes_adversarial_and_tier_selects_it(cli: CliRunner, tmp_pa
     assert ids(default) == SMOKE_IDS + STANDARD_IDS
 
     chosen = ok_json(
-        cli("run", "--telemetry", "tel", "--tier", "adversarial", "--json", "--no-save")
+        cli("bench", "--telemetry", "tel", "--tier", "adversarial", "--json", "--no-save")
     )
     assert ids(chosen) == ["adv-prompt-injection"]
     assert chosen["results"][0]["tier"] == "adversarial"
@@ -341,7 +343,7 @@ def test_repeatable_tier(cli: CliRunner, tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens" / "adversarial", "adv.md", ADVERSARIAL, ORIGIN)
     smoke_telemetry(tmp_path / "tel")
     doc = ok_json(
-        cli("run", "--telemetry", "tel", "--tier", "smoke", "--tier", "adversarial", "--json")
+        cli("bench", "--telemetry", "tel", "--tier", "smoke", "--tier", "adversarial", "--json")
     )
     assert sorted(ids(doc)) == sorted([*SMOKE_IDS, "adv-prompt-injection"])
     assert doc["summary"]["tiers"] == ["smoke", "adversarial"]
@@ -368,18 +370,18 @@ def test_project_smoke_folder_shadows_the_packaged_smoke_tier(
         ),
         encoding="utf-8",
     )
-    smoke = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
+    smoke = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
     assert ids(smoke) == ["own-smoke"]
     assert smoke["results"][0]["passed"] is True
     # the standard tier is not shadowed: packaged standard tasks are still there
-    everything = ok_json(cli("run", "--telemetry", "tel", "--json", "--no-save"))
+    everything = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save"))
     assert ids(everything) == ["own-smoke", *STANDARD_IDS]
     # the packaged smoke tasks are gone: their telemetry is now for unknown tasks
     (tel / "smoke-fix-readme-typo.json").write_text(
         json.dumps({"task_id": "smoke-fix-readme-typo"}), encoding="utf-8"
     )
     error(
-        cli("run", "--telemetry", "tel", "--tier", "smoke", "--no-save"),
+        cli("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"),
         str(Path("tel") / "smoke-fix-readme-typo.json"),
         "field 'task_id'",
         "smoke-fix-readme-typo",
@@ -392,7 +394,7 @@ def test_configured_goldens_folder_shadows(cli: CliRunner, tmp_path: Path) -> No
     # a ./goldens folder that is not the configured one is ignored
     write_golden(tmp_path / "goldens" / "smoke", "ignored.md", "id: ignored\n", ORIGIN)
     (tmp_path / "tel").mkdir()
-    doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
     assert ids(doc) == ["own-smoke"]
 
 
@@ -404,7 +406,7 @@ def test_bench_settings_from_assay_toml(cli: CliRunner, tmp_path: Path) -> None:
         "[bench]\ncost_baseline_usd = 0.05\nduration_baseline_s = 15\n", encoding="utf-8"
     )
     smoke_telemetry(tmp_path / "tel")
-    doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
     # C/p = 0.1 → 0.5·(0.05/0.1) = 0.25; D/p = 30 → 0.5·(15/30) = 0.25 → Eff 0.5
     # Score = 0.5·1 + 0.2·0.5 = 0.6
     assert doc["summary"]["composite"]["components"]["efficiency"] == pytest.approx(0.5)
@@ -414,7 +416,9 @@ def test_bench_settings_from_assay_toml(cli: CliRunner, tmp_path: Path) -> None:
 def test_unknown_bench_setting_is_an_error(cli: CliRunner, tmp_path: Path) -> None:
     (tmp_path / "assay.toml").write_text("[bench]\ncost_baseline = 1\n", encoding="utf-8")
     smoke_telemetry(tmp_path / "tel")
-    error(cli("run", "--telemetry", "tel", "--tier", "smoke"), "assay.toml", "bench.cost_baseline")
+    error(
+        cli("bench", "--telemetry", "tel", "--tier", "smoke"), "assay.toml", "bench.cost_baseline"
+    )
     assert saved(tmp_path) == []
 
 
@@ -423,22 +427,22 @@ def test_unknown_bench_setting_is_an_error(cli: CliRunner, tmp_path: Path) -> No
 
 def test_no_save_leaves_no_runs_folder(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
-    doc = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
+    doc = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
     assert "run_id" not in doc
-    out = ok(cli("run", "--telemetry", "tel", "--tier", "smoke", "--no-save"))
+    out = ok(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"))
     assert "agent run (not saved)" in out
     assert not (tmp_path / ".assay" / "runs").exists()
 
 
 def test_two_runs_two_files_and_compare(cli: CliRunner, tmp_path: Path) -> None:
     tel = smoke_telemetry(tmp_path / "tel")
-    first = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare"))
+    first = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare"))
     assert "compare" not in first
     first_id = first["run_id"]
 
     # The readme task now fails its output assert.
     smoke_telemetry(tel, {"smoke-fix-readme-typo": {"output": "left as it was"}})
-    out = ok(cli("run", "--telemetry", "tel", "--tier", "smoke", "--compare"))
+    out = ok(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--compare"))
     files = saved(tmp_path)
     assert len(files) == 2
     assert all(RUN_FILE.fullmatch(p.name) for p in files)
@@ -454,7 +458,7 @@ def test_two_runs_two_files_and_compare(cli: CliRunner, tmp_path: Path) -> None:
 
     # Back to passing: compare (JSON) against the second run.
     smoke_telemetry(tel)
-    third = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare"))
+    third = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare"))
     compare = third["compare"]
     assert compare["previous_run"] == second_id
     assert compare["score"] == {
@@ -478,7 +482,7 @@ def test_two_runs_two_files_and_compare(cli: CliRunner, tmp_path: Path) -> None:
 
 def test_compare_without_a_previous_run(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
-    out = ok(cli("run", "--telemetry", "tel", "--tier", "smoke", "--compare"))
+    out = ok(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--compare"))
     assert "compare: no previous saved run to compare with" in out
 
 
@@ -486,10 +490,10 @@ def test_compare_with_no_save_compares_but_saves_nothing_new(
     cli: CliRunner, tmp_path: Path
 ) -> None:
     tel = smoke_telemetry(tmp_path / "tel")
-    ok(cli("run", "--telemetry", "tel", "--tier", "smoke"))
+    ok(cli("bench", "--telemetry", "tel", "--tier", "smoke"))
     smoke_telemetry(tel, {"smoke-add-slugify-test": {"completion_signals_passed": 1}})
     doc = ok_json(
-        cli("run", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare", "--no-save")
+        cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--compare", "--no-save")
     )
     assert doc["compare"]["flipped"] == [
         {"id": "smoke-add-slugify-test", "before": "pass", "after": "fail"}
@@ -534,7 +538,7 @@ def test_saved_run_holds_no_ground_truth(cli: CliRunner, tmp_path: Path) -> None
             "smoke-pin-dependency": {"output": "done"},
         },
     )
-    ok(cli("run", "--telemetry", "tel", "--tier", "smoke"))
+    ok(cli("bench", "--telemetry", "tel", "--tier", "smoke"))
     (path,) = saved(tmp_path)
     text = path.read_text(encoding="utf-8")
     record = json.loads(text)
@@ -568,9 +572,9 @@ def test_saved_run_holds_no_ground_truth(cli: CliRunner, tmp_path: Path) -> None
 def two_runs(cli: CliRunner, tmp_path: Path) -> tuple[str, str]:
     """Run 1: every smoke task passes (0.7). Run 2: the readme task fails its assert (0.6)."""
     tel = smoke_telemetry(tmp_path / "tel")
-    first = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json"))["run_id"]
+    first = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json"))["run_id"]
     smoke_telemetry(tel, {"smoke-fix-readme-typo": {"output": "no change"}})
-    second = ok_json(cli("run", "--telemetry", "tel", "--tier", "smoke", "--json"))["run_id"]
+    second = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json"))["run_id"]
     return first, second
 
 
@@ -646,7 +650,7 @@ def test_no_saved_run(cli: CliRunner, tmp_path: Path, command: str, flags: list[
 
 def test_no_saved_run_after_no_save(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
-    ok(cli("run", "--telemetry", "tel", "--tier", "smoke", "--no-save"))
+    ok(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"))
     error(cli("report"), "no saved run", "assay bench")
     error(cli("failures"), "no saved run", "assay bench")
 
@@ -676,7 +680,7 @@ def test_telemetry_errors_name_file_and_field(
     (tmp_path / "tel" / name).write_text(json.dumps(row), encoding="utf-8")
     for flags in ([], ["--json"]):
         error(
-            cli("run", "--telemetry", "tel", "--tier", "smoke", *flags),
+            cli("bench", "--telemetry", "tel", "--tier", "smoke", *flags),
             str(Path("tel") / name),
             f"field '{field}'",
         )
@@ -686,7 +690,7 @@ def test_telemetry_errors_name_file_and_field(
 def test_telemetry_jsonl_duplicate(cli: CliRunner, tmp_path: Path) -> None:
     rows = [{"task_id": "smoke-rename-helper"}, {"task_id": "smoke-rename-helper"}]
     (tmp_path / "tel.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    err = error(cli("run", "--telemetry", "tel.jsonl"), "tel.jsonl:2", "field 'task_id'")
+    err = error(cli("bench", "--telemetry", "tel.jsonl"), "tel.jsonl:2", "field 'task_id'")
     assert "duplicate" in err
     assert saved(tmp_path) == []
 
@@ -694,14 +698,14 @@ def test_telemetry_jsonl_duplicate(cli: CliRunner, tmp_path: Path) -> None:
 def test_telemetry_invalid_json(cli: CliRunner, tmp_path: Path) -> None:
     smoke_telemetry(tmp_path / "tel")
     (tmp_path / "tel" / "smoke-pin-dependency.json").write_text("{", encoding="utf-8")
-    error(cli("run", "--telemetry", "tel"), str(Path("tel") / "smoke-pin-dependency.json"))
+    error(cli("bench", "--telemetry", "tel"), str(Path("tel") / "smoke-pin-dependency.json"))
 
 
 def test_telemetry_path_missing(cli: CliRunner, tmp_path: Path) -> None:
-    error(cli("run", "--telemetry", "nowhere"), "nowhere", "not found")
+    error(cli("bench", "--telemetry", "nowhere"), "nowhere", "not found")
     assert not (tmp_path / ".assay").exists()
 
 
 def test_agent_flags_need_telemetry(cli: CliRunner, tmp_path: Path) -> None:
-    # --no-save applies to every run now (gate runs are saved too); --compare to agent runs.
-    error(cli("run", "--compare"), "--compare")
+    # --no-save applies to every run (gate runs are saved too); --compare to agent runs only.
+    error(cli("gate", "--example", "--compare"), "No such option '--compare'")

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.telemetry import PASSING_SMOKE, smoke_telemetry
 
-AGENT = ["run", "--telemetry", "tel", "--tier", "smoke", "--no-save"]
+AGENT = ["bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"]
 FAILING = {task: {"completion_signals_passed": 0} for task in PASSING_SMOKE}
 
 
@@ -57,7 +57,7 @@ def test_min_pass_rate_applies_to_agent_runs(tmp_path: Path) -> None:
 
 
 def test_a_gate_baseline_is_refused_for_an_agent_check(tmp_path: Path) -> None:
-    code, _, err = run_cli(["run", "--example", "--write-baseline"], tmp_path)
+    code, _, err = run_cli(["gate", "--example", "--write-baseline"], tmp_path)
     assert code == 0, err
     smoke_telemetry(tmp_path / "tel")
     code, _, err = run_cli([*AGENT, "--check"], tmp_path)

@@ -1,5 +1,5 @@
 """``assay attest keygen|seal|verify`` end to end, the plaintext grep over ``.assay/``, and
-Safety zeroed by a DIRTY / unverifiable attestation in a scored ``assay run --telemetry``.
+Safety zeroed by a DIRTY / unverifiable attestation in a scored ``assay bench --telemetry``.
 
 Every test points ``$XDG_CONFIG_HOME`` and ``$ASSAY_KEY_FILE`` into ``tmp_path``: no test reads
 or writes a key in the real home folder.
@@ -579,7 +579,7 @@ def telemetry(tmp_path: Path, attestations: dict[str, str | None], name: str = "
 
 
 def scored(cli: CliRunner, tmp_path: Path, tel: Path) -> dict[str, Any]:
-    code, out, err = cli("run", str(tmp_path / "goldens"), "--telemetry", str(tel), "--json")
+    code, out, err = cli("bench", str(tmp_path / "goldens"), "--telemetry", str(tel), "--json")
     assert (code, err) == (0, ""), err
     document: dict[str, Any] = json.loads(out)
     return document
@@ -673,7 +673,7 @@ def test_a_dirty_runs_reports_say_what_made_it_dirty(cli: CliRunner, tmp_path: P
     goldens = str(tmp_path / "goldens")
     reports = {}
     for fmt in ("text", "markdown", "junit", "html"):
-        code, out, err = cli("run", goldens, "--telemetry", str(tel), "--format", fmt)
+        code, out, err = cli("bench", goldens, "--telemetry", str(tel), "--format", fmt)
         assert (code, err) == (0, ""), err
         reports[fmt] = out
     assert f"  safety: {ALPHA}: {reason}" in reports["text"].splitlines()
@@ -866,7 +866,7 @@ def seal_and_score(cli: CliRunner, tmp_path: Path) -> dict[str, Any]:
     )
     document = scored(cli, tmp_path, folder)
     assert document["summary"]["composite"]["components"]["safety"] == 0
-    code, _, _ = cli("run", str(tmp_path / "goldens"), "--telemetry", str(folder), "--compare")
+    code, _, _ = cli("bench", str(tmp_path / "goldens"), "--telemetry", str(folder), "--compare")
     assert code == 0
     return {"dirty": dirty, "clean": clean, "document": document}
 

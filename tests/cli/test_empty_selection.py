@@ -15,7 +15,7 @@ from tests.helpers.goldens import ORIGIN, write_golden, write_json
 def test_an_empty_folder_is_an_error(tmp_path: Path, mode: list[str]) -> None:
     (tmp_path / "goldens").mkdir()
     write_json(tmp_path / "out.json", {})
-    code, out, err = run_cli(["run", "goldens", "--outputs", "out.json", *mode], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--outputs", "out.json", *mode], tmp_path)
     assert code == 1
     assert out == ""
     assert err == (
@@ -27,7 +27,7 @@ def test_a_tier_with_no_goldens_is_an_error_naming_the_tier(tmp_path: Path) -> N
     write_golden(tmp_path / "goldens", "a.md", "id: a\ninput: q\nasserts: [is-json]\n", ORIGIN)
     write_json(tmp_path / "out.json", {"a": "{}"})
     write_json(tmp_path / "baseline.json", {})
-    args = ["run", "goldens", "--outputs", "out.json", "--tier", "stretch", "--check"]
+    args = ["gate", "goldens", "--outputs", "out.json", "--tier", "stretch", "--check"]
     code, _, err = run_cli(args, tmp_path)
     assert code == 1
     assert err == (

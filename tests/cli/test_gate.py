@@ -1,4 +1,4 @@
-"""End-to-end tests of ``assay run``: the goldens gate as a user drives it from a shell."""
+"""End-to-end tests of ``assay gate``: the goldens gate as a user drives it from a shell."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_seed_self_test_write_check_and_regression(cli: CliRunner, project: GoldensProject) -> None:
-    code, out, err = cli("run", "goldens", "--outputs", "good.json", "--write-baseline")
+    code, out, err = cli("gate", "goldens", "--outputs", "good.json", "--write-baseline")
     assert code == 0, err
     assert err == ""
     rows = report_rows(out)
@@ -62,14 +62,14 @@ def test_seed_self_test_write_check_and_regression(cli: CliRunner, project: Gold
         assert entry["fingerprint"].startswith("sha256:")
     written = project.baseline.read_bytes()
 
-    code, out, err = cli("run", "goldens", "--outputs", "good.json", "--check")
+    code, out, err = cli("gate", "goldens", "--outputs", "good.json", "--check")
     assert code == 0, out + err
     assert "0 regression(s)" in out
     assert "gate: passed" in out
     assert "REGRESSED" not in out
     assert project.baseline.read_bytes() == written  # --check never rewrites the baseline
 
-    code, out, err = cli("run", "goldens", "--outputs", "broken.json", "--check")
+    code, out, err = cli("gate", "goldens", "--outputs", "broken.json", "--check")
     assert code == 2, out + err
     assert "Traceback" not in err
     regressed = [line for line in out.splitlines() if "REGRESSED" in line]
@@ -83,10 +83,10 @@ def test_seed_self_test_write_check_and_regression(cli: CliRunner, project: Gold
 
 
 def test_check_json_document_names_regressions(cli: CliRunner, project: GoldensProject) -> None:
-    code, _, err = cli("run", "goldens", "--outputs", "good.json", "--write-baseline")
+    code, _, err = cli("gate", "goldens", "--outputs", "good.json", "--write-baseline")
     assert code == 0, err
 
-    code, out, err = cli("run", "goldens", "--outputs", "broken.json", "--json", "--check")
+    code, out, err = cli("gate", "goldens", "--outputs", "broken.json", "--json", "--check")
     assert code == 2, err
     document = load_json_stdout(out)
     assert {"results", "summary", "regressions"} <= set(document)
@@ -115,8 +115,8 @@ def test_check_json_document_names_regressions(cli: CliRunner, project: GoldensP
 def test_check_json_without_regression_has_empty_list(
     cli: CliRunner, project: GoldensProject
 ) -> None:
-    assert cli("run", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
-    code, out, err = cli("run", "goldens", "--outputs", "good.json", "--check", "--json")
+    assert cli("gate", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
+    code, out, err = cli("gate", "goldens", "--outputs", "good.json", "--check", "--json")
     assert code == 0, err
     document = load_json_stdout(out)
     assert document["regressions"] == []
@@ -137,7 +137,7 @@ rubric: "Mentions that a cache trades memory for speed."
 def test_rubric_only_golden_is_needs_judge_over_cli(cli: CliRunner, tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens", "explain-cache.md", RUBRIC_ONLY, ORIGIN)
     write_json(tmp_path / "out.json", {"explain-cache": "A cache keeps hot data close."})
-    code, out, err = cli("run", "goldens", "--outputs", "out.json", "--json")
+    code, out, err = cli("gate", "goldens", "--outputs", "out.json", "--json")
     assert code == 0, err
     result = by_id(load_json_stdout(out))["explain-cache"]
     assert result["status"] == "needs-judge"
@@ -147,7 +147,7 @@ def test_rubric_only_golden_is_needs_judge_over_cli(cli: CliRunner, tmp_path: Pa
     assert result["checks"] == []
     assert any("tier 2 skipped" in n for n in result["notes"])
 
-    code, out, err = cli("run", "goldens", "--outputs", "out.json")
+    code, out, err = cli("gate", "goldens", "--outputs", "out.json")
     assert code == 0, err
     assert report_rows(out)["explain-cache"][:2] == ("NEEDS-JUDGE", "tier3-judge")
 
@@ -208,7 +208,7 @@ def test_verified_judge_without_a_provider_is_a_config_error(
     (tmp_path / "assay.toml").write_text("[judge]\nverified = true\n", encoding="utf-8")
     write_golden(tmp_path / "goldens", "explain-cache.md", RUBRIC_ONLY, ORIGIN)
     write_json(tmp_path / "out.json", {"explain-cache": "A cache keeps hot data close."})
-    code, _out, err = cli("run", "goldens", "--outputs", "out.json")
+    code, _out, err = cli("gate", "goldens", "--outputs", "out.json")
     assert code == 1
     assert "judge.provider" in err
     assert "Traceback" not in err
@@ -236,7 +236,7 @@ def test_rapidfuzz_decides_golden_without_asserts(cli: CliRunner, tmp_path: Path
     write_json(tmp_path / "far.json", {"fox": far})
 
     code, out, err = cli(
-        "run", "goldens", "--outputs", "close.json", "--similarity", "rapidfuzz", "--json"
+        "gate", "goldens", "--outputs", "close.json", "--similarity", "rapidfuzz", "--json"
     )
     assert code == 0, err
     result = by_id(load_json_stdout(out))["fox"]
@@ -246,7 +246,7 @@ def test_rapidfuzz_decides_golden_without_asserts(cli: CliRunner, tmp_path: Path
     assert result["score"] == pytest.approx(close_score)
 
     code, out, err = cli(
-        "run", "goldens", "--outputs", "far.json", "--similarity", "rapidfuzz", "--json"
+        "gate", "goldens", "--outputs", "far.json", "--similarity", "rapidfuzz", "--json"
     )
     assert code == 0, err
     result = by_id(load_json_stdout(out))["fox"]
@@ -256,7 +256,7 @@ def test_rapidfuzz_decides_golden_without_asserts(cli: CliRunner, tmp_path: Path
     assert result["score"] == pytest.approx(far_score)
 
     # Without a backend the same golden is not decided by tier 2: it escalates to needs-judge.
-    code, out, err = cli("run", "goldens", "--outputs", "far.json", "--json")
+    code, out, err = cli("gate", "goldens", "--outputs", "far.json", "--json")
     assert code == 0, err
     result = by_id(load_json_stdout(out))["fox"]
     assert result["status"] == "needs-judge"
@@ -281,7 +281,7 @@ def test_text_report_rows_and_summary(cli: CliRunner, tmp_path: Path) -> None:
         tmp_path / "out.json", {"passes": "hello there", "fails": "hello", "judged": "Thanks!"}
     )
 
-    code, out, err = cli("run", "goldens", "--outputs", "out.json")
+    code, out, err = cli("gate", "goldens", "--outputs", "out.json")
     assert code == 0, err  # a report with failing goldens still exits 0
     assert err == ""
     rows = report_rows(out)
@@ -301,7 +301,7 @@ def test_text_report_rows_and_summary(cli: CliRunner, tmp_path: Path) -> None:
     ]
     assert "gate:" not in out  # a plain report is not a gate
 
-    code, out, err = cli("run", "goldens", "--outputs", "out.json", "--json")
+    code, out, err = cli("gate", "goldens", "--outputs", "out.json", "--json")
     assert code == 0, err
     results = by_id(load_json_stdout(out))
     absent = results["absent"]
@@ -311,7 +311,9 @@ def test_text_report_rows_and_summary(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_report_written_to_output_file(cli: CliRunner, project: GoldensProject) -> None:
-    code, out, err = cli("run", "goldens", "--outputs", "good.json", "--json", "--output", "r.json")
+    code, out, err = cli(
+        "gate", "goldens", "--outputs", "good.json", "--json", "--output", "r.json"
+    )
     assert code == 0, err
     assert out == ""
     document = json.loads((project.root / "r.json").read_text(encoding="utf-8"))
@@ -322,7 +324,7 @@ def test_report_written_to_output_file(cli: CliRunner, project: GoldensProject) 
 
 
 def test_self_test_consistent_goldens_exit_0(cli: CliRunner, project: GoldensProject) -> None:
-    code, out, err = cli("run", "goldens", "--self-test")
+    code, out, err = cli("gate", "goldens", "--self-test")
     assert code == 0, out + err
     assert "self-test: 2 golden(s) checked" in out
     assert "self-test: OK" in out
@@ -347,7 +349,7 @@ def _inconsistent_suite(goldens: Path) -> None:
 
 def test_self_test_names_every_inconsistent_golden(cli: CliRunner, tmp_path: Path) -> None:
     _inconsistent_suite(tmp_path / "goldens")
-    code, out, err = cli("run", "goldens", "--self-test")
+    code, out, err = cli("gate", "goldens", "--self-test")
     assert code == 1, out + err
     assert "Traceback" not in err
     inconsistent = [line for line in out.splitlines() if "INCONSISTENT" in line]
@@ -367,7 +369,7 @@ def test_missing_origin_warns_but_passes(cli: CliRunner, tmp_path: Path) -> None
     goldens = tmp_path / "goldens"
     write_golden(goldens, "a.md", "expected: hi\nasserts:\n  - 'contains:hi'\n", "no origin\n")
     write_golden(goldens, "b.md", "expected: yo\nasserts:\n  - 'equals:yo'\n", ORIGIN)
-    code, out, err = cli("run", "goldens", "--self-test")
+    code, out, err = cli("gate", "goldens", "--self-test")
     assert code == 0, out + err
     warnings = [line for line in out.splitlines() if "warning" in line]
     assert len(warnings) == 1
@@ -378,7 +380,7 @@ def test_missing_origin_warns_but_passes(cli: CliRunner, tmp_path: Path) -> None
 
 def test_self_test_json(cli: CliRunner, tmp_path: Path) -> None:
     _inconsistent_suite(tmp_path / "goldens")
-    code, out, err = cli("run", "goldens", "--self-test", "--json")
+    code, out, err = cli("gate", "goldens", "--self-test", "--json")
     assert code == 1, err
     document = load_json_stdout(out)
     assert document["ok"] is False
@@ -392,7 +394,7 @@ def test_self_test_json(cli: CliRunner, tmp_path: Path) -> None:
     goldens = tmp_path / "goldens"
     (goldens / "bad-sql.md").unlink()
     (goldens / "bad-json.md").unlink()
-    code, out, err = cli("run", "goldens", "--self-test", "--json")
+    code, out, err = cli("gate", "goldens", "--self-test", "--json")
     assert code == 0, err
     document = load_json_stdout(out)
     assert document["ok"] is True
@@ -404,18 +406,20 @@ def test_self_test_json(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_write_baseline_refuses_to_disarm_the_gate(cli: CliRunner, project: GoldensProject) -> None:
-    assert cli("run", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
+    assert cli("gate", "goldens", "--outputs", "good.json", "--write-baseline")[0] == 0
     before = project.baseline.read_bytes()
     write_json(project.root / "empty.json", {})
 
-    code, out, err = cli("run", "goldens", "--outputs", "empty.json", "--write-baseline")
+    code, out, err = cli("gate", "goldens", "--outputs", "empty.json", "--write-baseline")
     assert code == 1, out + err
     assert "Traceback" not in err
     assert "assay-baseline.json" in err
     assert "--force" in err
     assert project.baseline.read_bytes() == before
 
-    code, out, err = cli("run", "goldens", "--outputs", "empty.json", "--write-baseline", "--force")
+    code, out, err = cli(
+        "gate", "goldens", "--outputs", "empty.json", "--write-baseline", "--force"
+    )
     assert code == 0, err
     after = json.loads(project.baseline.read_text(encoding="utf-8"))
     assert after["schema_version"] == 2
@@ -426,13 +430,13 @@ def test_write_baseline_refuses_to_disarm_the_gate(cli: CliRunner, project: Gold
 
 def test_write_baseline_honours_baseline_flag(cli: CliRunner, project: GoldensProject) -> None:
     code, _, err = cli(
-        "run", "goldens", "--outputs", "good.json", "--write-baseline", "--baseline", "ci/b.json"
+        "gate", "goldens", "--outputs", "good.json", "--write-baseline", "--baseline", "ci/b.json"
     )
     assert code == 0, err
     assert json.loads((project.root / "ci" / "b.json").read_text())["schema_version"] == 2
     assert not project.baseline.exists()
     code, out, err = cli(
-        "run", "goldens", "--outputs", "broken.json", "--check", "--baseline", "ci/b.json"
+        "gate", "goldens", "--outputs", "broken.json", "--check", "--baseline", "ci/b.json"
     )
     assert code == 2, err
     assert "REGRESSED  sql-active-users" in out
@@ -470,7 +474,7 @@ EXPECTED_RANKING = ["Zulu", "alpha", "zeta", "tie-pass", "partial", "one-hit"]
 
 def test_multi_candidate_json_ranking(cli: CliRunner, tmp_path: Path) -> None:
     _ranking_suite(tmp_path)
-    code, out, err = cli("run", "goldens", "--outputs", "cands.json", "--json")
+    code, out, err = cli("gate", "goldens", "--outputs", "cands.json", "--json")
     assert code == 0, err
     document = load_json_stdout(out)
     ranked = document["summary"]["candidates"]
@@ -490,7 +494,7 @@ def test_multi_candidate_json_ranking(cli: CliRunner, tmp_path: Path) -> None:
 
 def test_multi_candidate_text_matrix_and_ranking(cli: CliRunner, tmp_path: Path) -> None:
     _ranking_suite(tmp_path)
-    code, out, err = cli("run", "goldens", "--outputs", "cands.json")
+    code, out, err = cli("gate", "goldens", "--outputs", "cands.json")
     assert code == 0, err
     lines = out.splitlines()
     assert any(line.startswith("matrix") for line in lines)
@@ -521,12 +525,12 @@ def test_multi_candidate_text_matrix_and_ranking(cli: CliRunner, tmp_path: Path)
 def test_example_runs_from_an_empty_directory(cli: CliRunner, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, out, err = cli("run", "--example", cwd=empty)
+    code, out, err = cli("gate", "--example", cwd=empty)
     assert code == 0, err
     assert "smoke-sql-active-users" in out
     assert report_rows(out)["smoke-sql-active-users"][:2] == ("PASS", "tier1-asserts")
 
-    code, out, err = cli("run", "--example", "--json", cwd=empty)
+    code, out, err = cli("gate", "--example", "--json", cwd=empty)
     assert code == 0, err
     results = by_id(load_json_stdout(out))
     assert results["smoke-sql-active-users"]["status"] == "pass"

@@ -8,7 +8,7 @@ from tests.helpers.cli import CliRunner
 def test_help_lists_every_command_and_both_help_flags(cli: CliRunner) -> None:
     code, out, err = cli("--help")
     assert (code, err) == (0, "")
-    for command in ("run", "report", "failures", "attest", "cache", "init"):
+    for command in ("gate", "eval", "bench", "report", "failures", "attest", "cache", "init"):
         assert f"\n  {command} " in out
     assert "-h, --help" in out
 

@@ -1,7 +1,7 @@
-"""Exit 2 means "worse" and nothing else, through ``assay run``: reruns that differ by noise pass,
-a broad real drop fails, broken calls cannot decide (exit 1), a subset folder compares only
-itself. The live candidate is a python provider whose answers depend on a phase file, so every
-run is reproducible."""
+"""Exit 2 means "worse" and nothing else, through ``assay eval`` and ``assay gate``: reruns that
+differ by noise pass, a broad real drop fails, broken calls cannot decide (exit 1), a subset
+folder compares only itself. The live candidate is a python provider whose answers depend on a
+phase file, so every run is reproducible."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def live_project(tmp_path: Path, goldens: int = 10) -> list[str]:
         "candidates:\n  - {id: a, prompt: '{{ input }}'}\n",
         encoding="utf-8",
     )
-    return ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--no-cache"]
+    return ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--no-cache"]
 
 
 def phase(tmp_path: Path, name: str) -> None:
@@ -113,15 +113,15 @@ def test_a_subset_folder_compares_only_its_goldens(tmp_path: Path) -> None:
     )
     write_json(tmp_path / "out.json", {"a": "x", "b": "x"})
     code, _, err = run_cli(
-        ["run", "goldens", "--outputs", "out.json", "--write-baseline"], tmp_path
+        ["gate", "goldens", "--outputs", "out.json", "--write-baseline"], tmp_path
     )
     assert code == 0, err
-    args = ["run", str(Path("goldens", "smoke")), "--outputs", "out.json", "--check"]
+    args = ["gate", str(Path("goldens", "smoke")), "--outputs", "out.json", "--check"]
     code, out, err = run_cli(args, tmp_path)
     assert code == 0, out + err
     assert "1 baseline golden(s) outside this selection were not compared" in out
     # The whole suite without b is a removal: a regression.
     (tmp_path / "goldens" / "other" / "b.md").unlink()
-    code, out, _ = run_cli(["run", "goldens", "--outputs", "out.json", "--check"], tmp_path)
+    code, out, _ = run_cli(["gate", "goldens", "--outputs", "out.json", "--check"], tmp_path)
     assert code == 2
     assert "b: passed in the baseline, now missing from the suite" in out

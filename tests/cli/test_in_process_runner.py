@@ -32,7 +32,7 @@ def test_a_run_puts_the_process_back(project: GoldensProject, tmp_path: Path) ->
         list(logging.getLogger().handlers),
     )
     code, out, err = run_cli(
-        ["run", "goldens", "--outputs", "good.json"],
+        ["gate", "goldens", "--outputs", "good.json"],
         tmp_path,
         env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "HOME": None},
     )
@@ -65,7 +65,7 @@ def test_a_module_the_run_imports_from_the_project_is_forgotten(tmp_path: Path) 
         "candidates:\n  - {id: a, prompt: '{{ input }}'}\n",
         encoding="utf-8",
     )
-    args = ["run", "goldens.jsonl", "--candidates", "candidates.yaml", "--no-cache", "--json"]
+    args = ["eval", "goldens.jsonl", "--candidates", "candidates.yaml", "--no-cache", "--json"]
     code, out, err = run_cli(args, tmp_path)
     assert code == 0, err
     assert name not in sys.modules  # a later run (another project) imports its own module

@@ -81,7 +81,7 @@ def test_goldens_cover_every_kind(tmp_path: Path) -> None:
 
 def test_scaffolded_project_scores_at_once(tmp_path: Path, cli: CliRunner) -> None:
     assert run_init(str(tmp_path)) == 0
-    code, out, err = cli("run", "--outputs", "outputs.json", "--json")
+    code, out, err = cli("gate", "--outputs", "outputs.json", "--json")
     assert code == 0, err
     results = {r["id"]: r for r in json.loads(out)["results"]}
     statuses = {r["status"] for r in results.values()}
@@ -89,14 +89,14 @@ def test_scaffolded_project_scores_at_once(tmp_path: Path, cli: CliRunner) -> No
     assert [r["id"] for r in results.values() if r["status"] == "needs-judge"] == ["deploy-friday"]
     assert results["explain-cache"]["decided_by"] == "tier2-rapidfuzz"
 
-    code, out, err = cli("run", "--outputs", "outputs.json", "--write-baseline")
+    code, out, err = cli("gate", "--outputs", "outputs.json", "--write-baseline")
     assert code == 0, out + err
     assert (tmp_path / "assay-baseline.json").is_file()
-    code, out, err = cli("run", "--outputs", "outputs.json", "--check")
+    code, out, err = cli("gate", "--outputs", "outputs.json", "--check")
     assert code == 0, out + err
     assert "gate: passed" in out
 
-    code, out, err = cli("run", "--self-test")
+    code, out, err = cli("gate", "--self-test")
     assert code == 0, out + err
     assert "self-test: OK" in out
     assert "warning" not in out  # every golden has an Origin section

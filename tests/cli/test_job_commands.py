@@ -53,25 +53,11 @@ BASE: dict[str, tuple[list[str], dict[str, list[str]]]] = {
     "gate": (["--outputs", "out.json"], {"outputs": [], "example": [], "self_test": []}),
     "eval": (["--candidates", "c.yaml"], {"candidates": []}),
     "bench": (["--agent", "noop"], {"agent": [], "telemetry": []}),
-    # assay 0.x's one command: each option with the run it belongs to.
-    "run": (
-        ["--outputs", "out.json"],
-        {
-            **{o: ["--agent", "noop"] for o in ("jobs", "executor", "ray_address")},
-            **{o: ["--agent", "noop"] for o in ("keep_worktrees", "no_journal")},
-            **{o: ["--agent", "noop"] for o in ("no_network", "environment", "isolation")},
-            "compare": ["--telemetry", "telemetry/"],
-            "max_repeats": ["--candidates", "c.yaml"],
-            **{o: [] for o in ("outputs", "candidates", "telemetry", "agent", "example")},
-            "self_test": [],
-        },
-    ),
 }
 FLOWS = {
     "gate": ("run_gate_flow",),
     "eval": ("run_gate_flow",),
     "bench": ("run_agent_flow",),
-    "run": ("run_gate_flow", "run_agent_flow"),
 }
 
 
@@ -90,7 +76,7 @@ def _invocations(name: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["gate", "eval", "bench", "run"])
+@pytest.mark.parametrize("name", ["gate", "eval", "bench"])
 def test_every_option_in_a_commands_help_is_accepted_by_it(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,12 +187,6 @@ def test_failures_only_and_quiet_shorten_the_report_not_the_summary(tmp_path: Pa
 def test_json_is_format_json(tmp_path: Path) -> None:
     assert run_cli(["gate", "--example", "--json"], tmp_path) == run_cli(
         ["gate", "--example", "-f", "json"], tmp_path
-    )
-
-
-def test_run_is_still_the_same_gate(tmp_path: Path) -> None:
-    assert run_cli(["run", "--example", "--json"], tmp_path) == run_cli(
-        ["gate", "--example", "--json"], tmp_path
     )
 
 

@@ -20,7 +20,7 @@ from tests.helpers.goldens import GoldensProject
 def test_the_packaged_example_from_an_empty_folder(cli_process: CliRunner, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, out, err = cli_process("run", "--example", cwd=empty)
+    code, out, err = cli_process("gate", "--example", cwd=empty)
     assert code == 0, err
     assert "smoke-sql-active-users" in out
     # A plain report writes nothing but its run record.
@@ -35,7 +35,7 @@ def test_console_script_runs_the_gate(project: GoldensProject) -> None:
     if exe is None:
         pytest.skip("the assay console script is not installed next to this interpreter")
     proc = subprocess.run(
-        [exe, "run", "goldens", "--outputs", "broken.json"],
+        [exe, "gate", "goldens", "--outputs", "broken.json"],
         cwd=project.root,
         capture_output=True,
         text=True,
@@ -49,23 +49,23 @@ def test_console_script_runs_the_gate(project: GoldensProject) -> None:
 @pytest.mark.parametrize(
     ("args", "code"),
     [
-        pytest.param(["run", "goldens", "--outputs", "good.json"], 0, id="report"),
-        pytest.param(["run", "goldens", "--outputs", "broken.json", "--json"], 0, id="json"),
-        pytest.param(["run", "goldens", "--outputs", "broken.json", "--check"], 2, id="regressed"),
+        pytest.param(["gate", "goldens", "--outputs", "good.json"], 0, id="report"),
+        pytest.param(["gate", "goldens", "--outputs", "broken.json", "--json"], 0, id="json"),
+        pytest.param(["gate", "goldens", "--outputs", "broken.json", "--check"], 2, id="regressed"),
         pytest.param(
-            ["run", "goldens", "--outputs", "good.json", "--check", "--baseline", "no.json"],
+            ["gate", "goldens", "--outputs", "good.json", "--check", "--baseline", "no.json"],
             1,
             id="error",
         ),
         # A usage error is 1, never click's 2 (which would read as "the gate failed").
-        pytest.param(["run", "goldens", "--tier", "gold"], 1, id="usage-error"),
+        pytest.param(["gate", "goldens", "--tier", "gold"], 1, id="usage-error"),
         pytest.param([], 0, id="bare"),
     ],
 )
 def test_a_real_process_exits_and_prints_as_the_in_process_run(
     project: GoldensProject, args: list[str], code: int
 ) -> None:
-    setup = ["run", "goldens", "--outputs", "good.json", "--write-baseline"]
+    setup = ["gate", "goldens", "--outputs", "good.json", "--write-baseline"]
     assert run_cli_in_process(setup, project.root)[0] == 0
     real = run_cli_subprocess(args, project.root)
     assert real[0] == code, real[2]

@@ -1,4 +1,4 @@
-"""`assay report` / `assay failures` / agent `assay run` in every --format, on a saved run."""
+"""`assay report` / `assay failures` / agent `assay bench` in every --format, on a saved run."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.helpers.telemetry import smoke_telemetry
 def saved_run(cli: CliRunner, tmp_path: Path) -> Path:
     tel = tmp_path / "tel"
     smoke_telemetry(tel, {"smoke-fix-readme-typo": {"tests_failed": 2, "tests_run": 5}})
-    code, _out, err = cli("run", "--telemetry", "tel", "--tier", "smoke")
+    code, _out, err = cli("bench", "--telemetry", "tel", "--tier", "smoke")
     assert code == 0, err
     return tmp_path
 
@@ -68,7 +68,7 @@ def test_agent_run_appends_its_markdown_to_the_github_step_summary(
     summary.write_text("earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     smoke_telemetry(tmp_path / "tel", {})
-    code, _out, err = cli("run", "--telemetry", "tel", "--tier", "smoke", "--no-save")
+    code, _out, err = cli("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save")
     assert code == 0, err
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n") and "assay agent run" in text

@@ -25,10 +25,10 @@ def test_a_failing_check_written_to_a_file_still_tells_the_log_why(
 ) -> None:
     project(tmp_path)
     code, _, err = run_cli(
-        ["run", "goldens", "--outputs", "good.json", "--write-baseline"], tmp_path
+        ["gate", "goldens", "--outputs", "good.json", "--write-baseline"], tmp_path
     )
     assert code == 0, err
-    args = ["run", "goldens", "--outputs", "bad.json", "--check", "--format", fmt]
+    args = ["gate", "goldens", "--outputs", "bad.json", "--check", "--format", fmt]
     code, out, err = run_cli([*args, "--output", "report.out"], tmp_path)
     assert code == 2
     assert out == ""
@@ -43,8 +43,8 @@ def test_a_failing_check_written_to_a_file_still_tells_the_log_why(
 
 def test_a_passing_check_written_to_a_file_says_it_passed(tmp_path: Path) -> None:
     project(tmp_path)
-    run_cli(["run", "goldens", "--outputs", "good.json", "--write-baseline"], tmp_path)
-    args = ["run", "goldens", "--outputs", "good.json", "--check", "--output", "r.txt"]
+    run_cli(["gate", "goldens", "--outputs", "good.json", "--write-baseline"], tmp_path)
+    args = ["gate", "goldens", "--outputs", "good.json", "--check", "--output", "r.txt"]
     code, out, err = run_cli(args, tmp_path)
     assert code == 0
     assert out == ""
@@ -54,7 +54,7 @@ def test_a_passing_check_written_to_a_file_says_it_passed(tmp_path: Path) -> Non
 
 def test_without_output_stderr_stays_quiet(tmp_path: Path) -> None:
     project(tmp_path)
-    code, out, err = run_cli(["run", "goldens", "--outputs", "good.json"], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--outputs", "good.json"], tmp_path)
     assert code == 0
     assert err == ""
     assert "1 goldens: 1 pass" in out

@@ -21,11 +21,9 @@ from assay import (
     AbortController,
     AbortError,
     AbortSignal,
-    CandidateScore,
     CandidateSummary,
     CheckResult,
     EvaluationItem,
-    ItemScore,
     PromptCandidate,
     Result,
     ValidationError,
@@ -135,9 +133,6 @@ def test_top_level_exports() -> None:
     assert assay.EvaluationItem is EvaluationItem
     assert assay.CandidateSummary is CandidateSummary
     assert assay.Result is Result
-    # The old names are aliases of the new classes for one release.
-    assert assay.CandidateScore is CandidateScore is CandidateSummary
-    assert assay.ItemScore is ItemScore is Result
 
 
 # --------------------------------------------------------------------------- AbortController
@@ -373,26 +368,6 @@ def test_aggregates_and_per_item_records() -> None:
     }
 
 
-def test_deprecated_names_still_read_the_new_fields() -> None:
-    table = {("c", "i1"): (1, True), ("c", "i2"): (0.5, False)}
-    (s,) = evaluate(
-        cands("c"), items("i1", "i2"), echo_run, table_scorer(table), AbortController().signal
-    )
-    assert isinstance(s, CandidateScore) and isinstance(s, CandidateSummary)
-    assert s.candidate_id == s.candidate == "c"
-    assert s.items is s.results
-    assert s.item_count == s.total == 2
-    assert s.scorer_count == 2
-    first, second = s.items
-    assert isinstance(first, ItemScore)
-    assert (first.item_id, second.item_id) == ("i1", "i2")
-    # ItemScore.evidence is the scorer check's evidence.
-    assert first.evidence == first.checks[0].evidence == {"pair": ["c", "i1"]}
-    assert second.evidence == {"pair": ["c", "i2"]}
-    # Constructing by the old class name takes the new fields.
-    assert CandidateScore("c", 2, counts(1, 1), 0.5, 0.75, s.results) == s
-
-
 def test_failed_item_is_status_fail_with_its_score() -> None:
     table = {("c", "i"): (0.25, False)}
     (s,) = evaluate(cands("c"), items("i"), echo_run, table_scorer(table), AbortController().signal)
@@ -419,7 +394,6 @@ def test_evidence_omitted_is_none() -> None:
     )
     assert scores[0].results == (scored("i", "c", 1.0, True, None),)
     assert scores[0].results[0].checks[0].evidence is None
-    assert scores[0].results[0].evidence is None
 
 
 def test_mean_is_accurate() -> None:

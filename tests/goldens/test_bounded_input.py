@@ -73,16 +73,16 @@ def test_the_bomb_stops_every_yaml_input_with_one_line(tmp_path: Path, where: st
     if where == "markdown":
         write_golden(goldens, "bomb.md", "id: bomb\ninput: q\n" + bomb, ORIGIN)
         name = "bomb.md"
-        args = ["run", "goldens", "--outputs", write_json(tmp_path / "o.json", {"bomb": "x"})]
+        args = ["gate", "goldens", "--outputs", write_json(tmp_path / "o.json", {"bomb": "x"})]
     elif where == "yaml-list":
         (goldens / "suite.yaml").write_text(bomb, encoding="utf-8")
         name = "suite.yaml"
-        args = ["run", "goldens", "--outputs", write_json(tmp_path / "o.json", {})]
+        args = ["gate", "goldens", "--outputs", write_json(tmp_path / "o.json", {})]
     else:
         write_golden(goldens, "g.md", "id: g\ninput: q\nasserts: [is-json]", ORIGIN)
         (tmp_path / "candidates.yaml").write_text(bomb, encoding="utf-8")
         name = "candidates.yaml"
-        args = ["run", "goldens", "--candidates", "candidates.yaml"]
+        args = ["eval", "goldens", "--candidates", "candidates.yaml"]
     line = one_line_error(run_cli(args, tmp_path), name)
     assert "alias bomb" in line
 
@@ -99,7 +99,7 @@ def test_a_fifo_named_like_a_golden_is_refused_not_read(tmp_path: Path, outputs:
     os.mkfifo(goldens / "x.md")
     # A real process with a timeout: a run that opened the FIFO would block forever.
     line = one_line_error(
-        run_cli_subprocess(["run", "goldens", "--outputs", outputs], tmp_path), "x.md"
+        run_cli_subprocess(["gate", "goldens", "--outputs", outputs], tmp_path), "x.md"
     )
     assert "a FIFO" in line
 
@@ -111,7 +111,7 @@ def test_a_symlink_loop_named_like_a_golden_is_named(
     goldens = tmp_path / "goldens"
     goldens.mkdir()
     (goldens / name).symlink_to(name)
-    line = one_line_error(run_cli(["run", "goldens", "--outputs", outputs], tmp_path), name)
+    line = one_line_error(run_cli(["gate", "goldens", "--outputs", outputs], tmp_path), name)
     assert "symbolic links" in line or "symlink" in line
 
 
@@ -127,5 +127,5 @@ def test_a_telemetry_folder_entry_that_is_no_file_is_named(tmp_path: Path, kind:
         entry.mkdir()
     else:
         entry.symlink_to("nowhere.json")
-    result = run_cli_subprocess(["run", "--telemetry", "telemetry", "--no-save"], tmp_path)
+    result = run_cli_subprocess(["bench", "--telemetry", "telemetry", "--no-save"], tmp_path)
     one_line_error(result, "smoke-fix-readme-typo.json")

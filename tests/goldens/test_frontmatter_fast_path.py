@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from assay._yaml import _Loader
-from assay.goldens import build_golden, iter_goldens
+from assay.goldens import build_goldens, iter_goldens
 from assay.goldens._frontmatter import UNSUPPORTED, load_frontmatter
 
 KEYS = [
@@ -273,7 +273,7 @@ def test_loaded_goldens_are_those_pyyaml_gives(tmp_path: Path) -> None:
     loaded = {g.source: g for g in iter_goldens(tmp_path)}
     for name, front in fronts.items():
         source = str(tmp_path / f"{name}.md")
-        expected = build_golden(
+        [expected] = build_goldens(
             yaml.load(front, Loader=_Loader), source=source, default_id=name, folder_tier=None
         )
         assert loaded[source] == expected  # string asserts are shared specs: equal by identity

@@ -13,9 +13,7 @@ from assay.goldens import (
     DEFAULT_THRESHOLD,
     TIERS,
     Golden,
-    build_golden,
-    discover,
-    iter_file,
+    build_goldens,
     iter_goldens,
     load_suite,
     packaged_root,
@@ -284,7 +282,7 @@ def test_unknown_tier_value(tmp_path: Path) -> None:
 def test_recursive_discovery_sorted_by_relative_path(tmp_path: Path) -> None:
     for rel in ["z.md", "m.md", "b/y.md", "b/a.md", "a/c/d.md", "a/x.md"]:
         md(tmp_path / rel, "input: x\n")
-    found = [p.relative_to(tmp_path).as_posix() for p in discover(tmp_path)]
+    found = [Path(g.source).relative_to(tmp_path).as_posix() for g in load(tmp_path)]
     assert found == ["a/c/d.md", "a/x.md", "b/a.md", "b/y.md", "m.md", "z.md"]
     assert ids(load(tmp_path)) == ["d", "x", "a", "y", "m", "z"]
 
@@ -309,16 +307,16 @@ def test_hidden_folders_skipped(tmp_path: Path) -> None:
     assert ids(load(tmp_path)) == ["keep"]
 
 
-def test_discover_single_file(tmp_path: Path) -> None:
+def test_a_single_file_is_the_suite(tmp_path: Path) -> None:
     path = md(tmp_path / "one.md", "input: x\n")
-    assert discover(path) == [path]
-    assert ids(load(path)) == ["one"]
+    [golden] = load(path)
+    assert (golden.id, golden.source) == ("one", str(path))
 
 
-def test_discover_missing_folder(tmp_path: Path) -> None:
+def test_a_missing_folder_is_an_error_naming_it(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     with pytest.raises(GoldenError) as excinfo:
-        discover(missing)
+        load(missing)
     assert str(missing) in str(excinfo.value)
 
 
@@ -443,11 +441,11 @@ def test_golden_error_is_assay_error() -> None:
     assert issubclass(GoldenError, AssayError)
 
 
-# --- build_golden directly --------------------------------------------------------------------
+# --- build_goldens directly -------------------------------------------------------------------
 
 
-def test_build_golden_directly() -> None:
-    golden = build_golden(
+def test_build_goldens_directly() -> None:
+    [golden] = build_goldens(
         {"asserts": ["contains:a"], "tier": "stretch"},
         source="mem",
         default_id="x",
@@ -459,14 +457,16 @@ def test_build_golden_directly() -> None:
     assert golden.asserts[0].op == "contains"
 
 
-def test_build_golden_origin_field_counts() -> None:
-    golden = build_golden({"origin": "incident 42"}, source="mem", default_id="x", folder_tier=None)
+def test_build_goldens_origin_field_counts() -> None:
+    [golden] = build_goldens(
+        {"origin": "incident 42"}, source="mem", default_id="x", folder_tier=None
+    )
     assert golden.has_origin is True
 
 
-def test_build_golden_without_id() -> None:
+def test_build_goldens_without_id() -> None:
     with pytest.raises(GoldenError) as excinfo:
-        build_golden({"input": "x"}, source="mem:3", default_id=None, folder_tier=None)
+        build_goldens({"input": "x"}, source="mem:3", default_id=None, folder_tier=None)
     assert excinfo.value.field == "id"
     assert "mem:3" in str(excinfo.value)
 
@@ -633,9 +633,9 @@ def test_mixed_formats_sorted(tmp_path: Path) -> None:
     ]
 
 
-def test_iter_file_by_extension(tmp_path: Path) -> None:
+def test_a_single_file_is_read_by_its_extension(tmp_path: Path) -> None:
     path = write(tmp_path / "x.jsonl", '{"id": "only"}\n')
-    assert [g.id for g in iter_file(path)] == ["only"]
+    assert ids(load(path)) == ["only"]
 
 
 def test_iter_goldens_accepts_str(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import GoldenError
-from assay.goldens import build_golden
+from assay.goldens import build_goldens
 from tests.helpers.cli import run_cli
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 
@@ -30,7 +30,7 @@ from tests.helpers.goldens import ORIGIN, write_golden, write_json
 )
 def test_a_near_miss_of_a_known_field_is_an_error_naming_it(typo: str, meant: str) -> None:
     with pytest.raises(GoldenError) as info:
-        build_golden({"id": "g", typo: "x"}, source="g.md", default_id=None, folder_tier=None)
+        build_goldens({"id": "g", typo: "x"}, source="g.md", default_id=None, folder_tier=None)
     assert info.value.field == typo
     assert info.value.source == "g.md"
     assert f"did you mean {meant!r}" in info.value.message
@@ -39,7 +39,7 @@ def test_a_near_miss_of_a_known_field_is_an_error_naming_it(typo: str, meant: st
 def test_keys_of_other_tools_still_load_as_metadata() -> None:
     # WikiEval's frontmatter has a type; other suites carry question/answer/context/notes.
     data = {"id": "w", "type": "eval", "question": "q", "answer": "a", "notes": "n"}
-    golden = build_golden(data, source="w.md", default_id=None, folder_tier=None)
+    [golden] = build_goldens(data, source="w.md", default_id=None, folder_tier=None)
     assert golden.fields == {"type": "eval", "question": "q", "answer": "a", "notes": "n"}
 
 
@@ -47,7 +47,7 @@ def test_the_cli_names_the_typo_and_the_field_it_meant(tmp_path: Path) -> None:
     frontmatter = "id: t\ninput: q\nexpected: done\nassert:\n  - contains: done\n"
     write_golden(tmp_path / "goldens", "t.md", frontmatter, ORIGIN)
     outputs = write_json(tmp_path / "outputs.json", {"t": "done"})
-    for args in (["run", "goldens", "--self-test"], ["run", "goldens", "--outputs", outputs]):
+    for args in (["gate", "goldens", "--self-test"], ["gate", "goldens", "--outputs", outputs]):
         code, out, err = run_cli(args, tmp_path)
         assert code == 1
         assert out == ""
@@ -62,6 +62,6 @@ def test_a_wikieval_golden_with_a_type_loads_and_passes(tmp_path: Path) -> None:
     frontmatter = "id: wiki\ntype: eval\ninput: q\nexpected: done\nasserts:\n  - 'equals:done'\n"
     write_golden(tmp_path / "goldens", "wiki.md", frontmatter, ORIGIN)
     outputs = write_json(tmp_path / "outputs.json", {"wiki": "done"})
-    code, out, err = run_cli(["run", "goldens", "--outputs", outputs], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--outputs", outputs], tmp_path)
     assert code == 0, err
     assert "PASS" in out and "wiki" in out

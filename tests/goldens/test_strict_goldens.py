@@ -25,7 +25,7 @@ def error_line(code: int, out: str, err: str) -> str:
 def run_golden(tmp_path: Path, frontmatter: str, output: str = "x") -> tuple[int, str, str]:
     write_golden(tmp_path / "goldens", "g.md", frontmatter, ORIGIN)
     outputs = write_json(tmp_path / "outputs.json", {"g": output})
-    return run_cli(["run", "goldens", "--outputs", outputs], tmp_path)
+    return run_cli(["gate", "goldens", "--outputs", outputs], tmp_path)
 
 
 # The frontmatter starts on the file's line 2 (line 1 is '---').
@@ -43,7 +43,7 @@ def test_an_error_in_a_yaml_list_names_the_line_of_the_field(tmp_path: Path) -> 
         "- id: a\n  input: q\n- id: b\n  input: q\n  expect: done\n", encoding="utf-8"
     )
     outputs = write_json(tmp_path / "outputs.json", {"a": "x", "b": "x"})
-    line = error_line(*run_cli(["run", "goldens", "--outputs", outputs], tmp_path))
+    line = error_line(*run_cli(["gate", "goldens", "--outputs", outputs], tmp_path))
     assert line == (
         f"assay: error: {Path('goldens', 'suite.yaml')}:5: field 'expect': "
         "unknown field 'expect': did you mean 'expected'?"
@@ -95,21 +95,21 @@ def test_self_test_lists_unknown_keys_as_warnings_and_passes(tmp_path: Path) -> 
         "id: w\ntype: eval\nnotes: n\ninput: q\nexpected: done\nasserts:\n  - 'equals:done'\n"
     )
     write_golden(tmp_path / "goldens", "w.md", frontmatter, ORIGIN)
-    code, out, err = run_cli(["run", "goldens", "--self-test"], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--self-test"], tmp_path)
     assert code == 0, err
     assert (
         "warning       w: unknown field(s) 'type', 'notes' kept as metadata"
         " (strict = true in the config makes them errors)"
     ) in out
     assert "self-test: OK" in out
-    code, out, err = run_cli(["run", "goldens", "--self-test", "--json"], tmp_path)
+    code, out, err = run_cli(["gate", "goldens", "--self-test", "--json"], tmp_path)
     assert code == 0, err
     assert json.loads(out)["unknown_fields"] == {"w": ["type", "notes"]}
 
 
 def test_self_test_has_no_warning_for_known_fields(tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens", "k.md", "id: k\ninput: q\nexpected: a\nasserts: [is-json]\n")
-    _, out, _ = run_cli(["run", "goldens", "--self-test", "--json"], tmp_path)
+    _, out, _ = run_cli(["gate", "goldens", "--self-test", "--json"], tmp_path)
     assert json.loads(out)["unknown_fields"] == {}
 
 
@@ -122,7 +122,7 @@ def test_strict_config_makes_every_unknown_key_an_error(tmp_path: Path) -> None:
         f"assay: error: {Path('goldens', 'g.md')}:4: field 'type': unknown field 'type'"
         " (strict = true in the config: every field must be known)"
     )
-    code, _, err = run_cli(["run", "goldens", "--self-test"], tmp_path)
+    code, _, err = run_cli(["gate", "goldens", "--self-test"], tmp_path)
     assert code == 1 and "field 'type'" in err
 
 
@@ -134,7 +134,7 @@ def test_strict_must_be_a_boolean(tmp_path: Path) -> None:
 
 def test_packaged_goldens_load_under_strict(tmp_path: Path) -> None:
     (tmp_path / "assay.toml").write_text("strict = true\n", encoding="utf-8")
-    code, _, err = run_cli(["run", "--example"], tmp_path)
+    code, _, err = run_cli(["gate", "--example"], tmp_path)
     assert code == 0, err
 
 

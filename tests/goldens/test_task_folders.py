@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.goldens import discover, iter_goldens
+from assay.goldens import iter_goldens
 from tests.helpers.goldens import ORIGIN, write_golden
 
 TASK = "id: t-fix\ntitle: Fix it\ninput: Fix the bug.\n"
@@ -24,11 +24,12 @@ def make_task(root: Path) -> Path:
 
 def test_only_task_md_of_a_task_folder_is_a_golden(tmp_path: Path) -> None:
     folder = make_task(tmp_path)
-    assert discover(tmp_path) == [
-        tmp_path / "smoke" / "fix" / "task.md",
-        tmp_path / "standard" / "plain.md",
+    loaded = list(iter_goldens(tmp_path))
+    assert [g.source for g in loaded] == [
+        str(tmp_path / "smoke" / "fix" / "task.md"),
+        str(tmp_path / "standard" / "plain.md"),
     ]
-    goldens = {g.id: g for g in iter_goldens(tmp_path)}
+    goldens = {g.id: g for g in loaded}
     assert sorted(goldens) == ["plain", "t-fix"]
     assert goldens["t-fix"].tier == "smoke"  # the tier folder is the task folder's parent
     assert goldens["t-fix"].source == str(folder / "task.md")
@@ -43,10 +44,10 @@ def test_completion_signals_are_prose_or_commands(tmp_path: Path) -> None:
     import pytest
 
     from assay.errors import GoldenError
-    from assay.goldens import build_golden
+    from assay.goldens import build_goldens
 
     ok = {"id": "t", "completion_signals": ["prose", {"name": "no typo", "run": "! grep x f"}]}
-    golden = build_golden(
+    [golden] = build_goldens(
         {**ok, "verify": "pytest -q"}, source="t.md", default_id=None, folder_tier=None
     )
     assert golden.fields["verify"] == "pytest -q"
@@ -57,7 +58,7 @@ def test_completion_signals_are_prose_or_commands(tmp_path: Path) -> None:
         (3, "completion_signals[0]"),
     ]:
         with pytest.raises(GoldenError) as info:
-            build_golden(
+            build_goldens(
                 {"id": "t", "completion_signals": [bad]},
                 source="t.md",
                 default_id=None,
@@ -65,7 +66,7 @@ def test_completion_signals_are_prose_or_commands(tmp_path: Path) -> None:
             )
         assert info.value.field == field
     with pytest.raises(GoldenError) as info:
-        build_golden({"id": "t", "verify": 3}, source="t.md", default_id=None, folder_tier=None)
+        build_goldens({"id": "t", "verify": 3}, source="t.md", default_id=None, folder_tier=None)
     assert info.value.field == "verify"
 
 

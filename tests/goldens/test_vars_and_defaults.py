@@ -14,9 +14,7 @@ from assay.gate import _baseline as baseline
 from assay.goldens import (
     DEFAULT_THRESHOLD,
     Golden,
-    build_golden,
     build_goldens,
-    discover,
     iter_goldens,
     load_suite,
     read_defaults,
@@ -108,11 +106,8 @@ def test_jsonl_and_yaml_list_records_expand_keeping_line_and_item(tmp_path: Path
     assert [g.fields["vars"]["x"] for g in goldens if "vars" in g.fields] == [1, 2, "a", "b"]
 
 
-def test_build_golden_refuses_a_vars_list_build_goldens_expands_it() -> None:
+def test_build_goldens_expands_a_vars_list() -> None:
     data = {"id": "g", "vars": [{"a": 1}, {"a": 2}]}
-    with pytest.raises(GoldenError, match="build_goldens") as info:
-        build_golden(dict(data), source="mem", default_id=None, folder_tier=None)
-    assert info.value.field == "vars"
     built = build_goldens(data, source="mem", default_id=None, folder_tier=None)
     assert [g.id for g in built] == ["g#1", "g#2"]
     # The caller's record is left as it was.
@@ -240,7 +235,7 @@ def test_the_defaults_file_is_no_golden_and_only_the_root_one_counts(tmp_path: P
     write(tmp_path, "_defaults.yaml", "asserts: [is-json]\n")
     write(tmp_path, "smoke/_defaults.yaml", "asserts: ['contains:never']\n")
     md(tmp_path, "smoke/a.md", "input: q\n")
-    assert [p.name for p in discover(tmp_path)] == ["a.md"]
+    assert [Path(g.source).name for g in iter_goldens(tmp_path)] == ["a.md"]
     [golden] = load(tmp_path)
     assert texts(golden) == ["is-json"]
     # A single file named as the suite has no folder, so no defaults.
@@ -371,10 +366,10 @@ def test_self_test_lists_the_defaults(tmp_path: Path) -> None:
     assert "vars (a golden's own win): lang, city" in text
     assert "threshold 0.6 where a golden sets none" in text
     # Through the command line, text and JSON.
-    code, out, err = run_cli(["run", "goldens", "--self-test", "--json"], _project(tmp_path))
+    code, out, err = run_cli(["gate", "goldens", "--self-test", "--json"], _project(tmp_path))
     assert (code, err) == (0, "")
     assert json.loads(out)["defaults"] == {**expected, "source": "goldens/_defaults.yaml"}
-    code, out, err = run_cli(["run", "goldens", "--self-test"], tmp_path / "project")
+    code, out, err = run_cli(["gate", "goldens", "--self-test"], tmp_path / "project")
     assert code == 0 and "defaults      goldens/_defaults.yaml" in out
 
 
@@ -413,7 +408,7 @@ def test_a_prompt_template_sees_each_golden_its_own_vars(tmp_path: Path) -> None
         "  - {id: a, prompt: 'Weather in {{ city }} ({{ lang }})'}\n",
     )
     code, out, err = run_cli(
-        ["run", "goldens", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
+        ["eval", "goldens", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
     )
     assert code == 0, err
     results = json.loads(out)["results"]
@@ -433,7 +428,7 @@ def test_a_golden_that_opts_out_does_not_see_the_default_vars(tmp_path: Path) ->
         "provider: {type: echo}\ncandidates:\n  - {id: a, prompt: 'In {{ city }}'}\n",
     )
     code, out, err = run_cli(
-        ["run", "goldens", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
+        ["eval", "goldens", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
     )
     assert (code, out) == (1, "")
     assert "uses 'city'" in err and "golden 'g' does not have" in err

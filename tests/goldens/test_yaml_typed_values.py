@@ -15,7 +15,7 @@ from tests.helpers.goldens import ORIGIN, write_golden, write_json
 def run(tmp_path: Path, frontmatter: str, output: str) -> tuple[int, str, str]:
     write_golden(tmp_path / "goldens", "g.md", "id: g\ninput: q\n" + frontmatter, ORIGIN)
     outputs = write_json(tmp_path / "outputs.json", {"g": output})
-    return run_cli(["run", "goldens", "--outputs", outputs], tmp_path)
+    return run_cli(["gate", "goldens", "--outputs", outputs], tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,7 @@ def write_suite(root: Path, provider: dict[str, Any], judge_toml: str) -> list[s
     }
     for name, text in files.items():
         (goldens / f"{name}.md").write_text(text, encoding="utf-8")
-    return ["run", "goldens", "--candidates", "candidates.yaml", "--judge", "--json"]
+    return ["eval", "goldens", "--candidates", "candidates.yaml", "--judge", "--json"]
 
 
 def judge_checks(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -1,5 +1,5 @@
 """The anthropic provider: against a loopback fake Messages API server, at the provider level
-(through run_calls) and end to end (``assay run --candidates``). Request shape and headers,
+(through run_calls) and end to end (``assay eval --candidates``). Request shape and headers,
 text blocks, usage, stop_reason, retries (429 and 529 honouring retry-after), final 4xx errors
 keeping the server's message, malformed bodies, the defaults, config errors naming the field,
 and the API key appearing nowhere but in its header."""
@@ -299,7 +299,7 @@ def project(tmp_path: Path, server: FakeAnthropic, model: str, extra: str = "") 
         "  - {id: chat, system: 'Repeat the word.', prompt: 'Word: {{ input }}'}\n",
         encoding="utf-8",
     )
-    return ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
+    return ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
 
 
 def test_assay_run_end_to_end(

@@ -1,4 +1,4 @@
-"""The output cache, repeats and resume, end to end: ``assay run --candidates`` against a real
+"""The output cache, repeats and resume, end to end: ``assay eval --candidates`` against a real
 OpenAI-compatible server on loopback, counting the requests it receives.
 
 The runs are in-process; Ctrl-C (SIGINT, exit 130) and processes sharing one cache are real
@@ -75,9 +75,9 @@ def write_candidates(
 
 
 def live_run(root: Path, goldens: Path, candidates: Path, *extra: str) -> dict[str, Any]:
-    """``assay run GOLDENS --candidates FILE --json``: exit 0 and the parsed document."""
+    """``assay eval GOLDENS --candidates FILE --json``: exit 0 and the parsed document."""
     code, out, err = run_cli(
-        ["run", goldens, "--candidates", candidates, "--json", *extra], root, CLI_TIMEOUT_S
+        ["eval", goldens, "--candidates", candidates, "--json", *extra], root, CLI_TIMEOUT_S
     )
     assert code == 0, f"exit {code}\nstdout: {out}\nstderr: {err}"
     assert "Traceback" not in err
@@ -364,7 +364,7 @@ def test_ctrl_c_exits_130_keeps_finished_calls_and_resume_completes(
     server.hang_after = 5
     goldens = write_goldens(tmp_path, TEN_GOLDENS)
     candidates = write_candidates(tmp_path, server, model="hang-after", max_concurrency=1)
-    with spawn(["run", goldens, "--candidates", candidates, "--json"], tmp_path) as proc:
+    with spawn(["eval", goldens, "--candidates", candidates, "--json"], tmp_path) as proc:
         try:
             assert server.wait_for(lambda s: s.hanging == 1, timeout=CLI_TIMEOUT_S)
             proc.send_signal(signal.SIGINT)
@@ -437,7 +437,7 @@ def test_the_resume_flag_is_gone_and_says_so(tmp_path: Path, server: FakeOpenAI)
     # assay 0.1 parsed --resume and never used it; re-running the same command resumes.
     goldens = write_goldens(tmp_path, THREE_GOLDENS)
     candidates = write_candidates(tmp_path, server)
-    code, out, err = run_cli(["run", goldens, "--candidates", candidates, "--resume"], tmp_path)
+    code, out, err = run_cli(["eval", goldens, "--candidates", candidates, "--resume"], tmp_path)
     assert code == 1
     assert "No such option '--resume'" in err
     assert "Traceback" not in err
@@ -470,7 +470,7 @@ def test_two_processes_sharing_the_cache_both_succeed(server: FakeOpenAI, tmp_pa
         ],
     )
     candidates = write_candidates(tmp_path, server, model="rendezvous", max_concurrency=1)
-    args = ["run", goldens, "--candidates", candidates, "--json"]
+    args = ["eval", goldens, "--candidates", candidates, "--json"]
     with spawn(args, tmp_path) as one, spawn(args, tmp_path) as two:
         try:
             out_one, err_one = one.communicate(timeout=CLI_TIMEOUT_S)

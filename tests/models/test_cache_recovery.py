@@ -27,7 +27,7 @@ def project(tmp_path: Path, prompt: str = "{{ input }}") -> list[str]:
         f"provider: {{type: echo}}\ncandidates:\n  - {{id: a, prompt: '{prompt}'}}\n",
         encoding="utf-8",
     )
-    return ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
+    return ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
 
 
 def cached_rows(tmp_path: Path) -> int:

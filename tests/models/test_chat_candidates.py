@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assay.errors import ConfigError
-from assay.goldens import build_golden
+from assay.goldens import build_goldens
 from assay.models._cache import cache_key
 from assay.models._candidates_file import load_candidates_file
 from assay.models._live import build_calls, flatten_messages
@@ -34,7 +34,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def golden(**data: Any) -> Any:
-    return build_golden(data, source="mem", default_id=None, folder_tier=None)
+    return build_goldens(data, source="mem", default_id=None, folder_tier=None)[0]
 
 
 def load(tmp_path: Path, text: str) -> Any:
@@ -198,7 +198,7 @@ def test_candidates_differing_only_in_system_never_share_a_cache_entry(
         "  - {id: kind, system: Be kind., prompt: '{{ input }}'}\n",
         encoding="utf-8",
     )
-    args = ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
+    args = ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
     code, out, err = run_cli(args, tmp_path)
     assert code == 0, err
     assert json.loads(out)["summary"]["model_calls"]["made"] == 3
@@ -288,7 +288,7 @@ def test_the_echo_provider_receives_the_flattened_text(tmp_path: Path) -> None:
         ECHO + "  - {id: a, system: Be terse., prompt: '{{ input }}'}\n", encoding="utf-8"
     )
     code, out, err = run_cli(
-        ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
+        ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json", "--no-cache"], tmp_path
     )
     assert code == 0, err
     assert [r["status"] for r in json.loads(out)["results"]] == ["pass"]
@@ -403,7 +403,7 @@ def test_a_missing_header_variable_through_the_cli_exits_1_naming_it(
         " header_env: {api-key: ASSAY_TEST_AZURE_KEY}}\ncandidates:\n  - {id: a, prompt: p}\n",
         encoding="utf-8",
     )
-    code, _out, err = run_cli(["run", "goldens.jsonl", "--candidates", "cands.yaml"], tmp_path)
+    code, _out, err = run_cli(["eval", "goldens.jsonl", "--candidates", "cands.yaml"], tmp_path)
     assert code == 1
     assert "Traceback" not in err
     assert "ASSAY_TEST_AZURE_KEY" in err and "header_env.api-key" in err
@@ -457,7 +457,7 @@ def test_the_offline_example_of_the_providers_doc_runs(tmp_path: Path) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     command = script.strip().splitlines()[-1].split()
-    assert command[:2] == ["assay", "run"]
+    assert command[:2] == ["assay", "eval"]
     code, out, err = run_cli(command[1:], tmp_path)
     assert code == 0, err
     results = {r["candidate"]: r for r in json.loads(out)["results"]}

@@ -41,7 +41,7 @@ def test_latency_and_cost_are_checked_on_live_calls(tmp_path: Path) -> None:
 def test_latency_fails_closed_on_a_static_output(tmp_path: Path) -> None:
     goldens = write_goldens(tmp_path, GOLDENS[:1])
     (tmp_path / "out.json").write_text(json.dumps({"fast": "hi"}), encoding="utf-8")
-    code, out, _ = run_cli(["run", goldens, "--outputs", "out.json", "--json"], tmp_path)
+    code, out, _ = run_cli(["gate", goldens, "--outputs", "out.json", "--json"], tmp_path)
     assert code == 0
     [result] = json.loads(out)["results"]
     assert result["status"] == "fail"

@@ -44,7 +44,7 @@ def test_a_truncated_answer_is_noted_and_fails_natural_stop(tmp_path: Path) -> N
 def test_natural_stop_fails_closed_on_a_static_output(tmp_path: Path) -> None:
     goldens = write_goldens(tmp_path, GOLDENS[1:])
     (tmp_path / "out.json").write_text(json.dumps({"stop": "hi"}), encoding="utf-8")
-    code, out, _ = run_cli(["run", goldens, "--outputs", "out.json", "--json"], tmp_path)
+    code, out, _ = run_cli(["gate", goldens, "--outputs", "out.json", "--json"], tmp_path)
     assert code == 0
     [result] = json.loads(out)["results"]
     assert result["checks"][0]["evidence"] == {"reason": "no_finish_reason"}
@@ -56,7 +56,7 @@ def test_format_outputs_writes_a_file_outputs_reads_back(tmp_path: Path) -> None
         candidates = write_candidates(
             tmp_path, server, (("brief", "Q: {{ input }}"), ("polite", "Please: {{ input }}"))
         )
-        args = ["run", goldens, "--candidates", candidates, "--format", "outputs"]
+        args = ["eval", goldens, "--candidates", candidates, "--format", "outputs"]
         code, out, err = run_cli([*args, "--output", "answers.jsonl"], tmp_path)
         assert code == 0, err
         calls = server.total
@@ -75,7 +75,7 @@ def test_format_outputs_writes_a_file_outputs_reads_back(tmp_path: Path) -> None
     ]
     assert calls == 2
     # Re-scored from the file: the same verdicts, no model call.
-    code, out, err = run_cli(["run", goldens, "--outputs", "answers.jsonl", "--json"], tmp_path)
+    code, out, err = run_cli(["gate", goldens, "--outputs", "answers.jsonl", "--json"], tmp_path)
     assert code == 0, err
     assert {(r["candidate"], r["status"]) for r in json.loads(out)["results"]} == {
         ("brief", "pass"),
@@ -87,7 +87,7 @@ def test_format_outputs_refuses_an_agent_run(tmp_path: Path) -> None:
     from tests.helpers.telemetry import smoke_telemetry
 
     smoke_telemetry(tmp_path / "tel")
-    args = ["run", "--telemetry", "tel", "--tier", "smoke", "--no-save", "--format", "outputs"]
+    args = ["bench", "--telemetry", "tel", "--tier", "smoke", "--no-save", "--format", "outputs"]
     code, _, err = run_cli(args, tmp_path)
     assert code == 1
     assert err == "assay: error: --format outputs applies to goldens runs, which have outputs\n"

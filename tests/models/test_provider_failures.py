@@ -1,4 +1,4 @@
-"""A python provider that misbehaves, through ``assay run --candidates``.
+"""A python provider that misbehaves, through ``assay eval --candidates``.
 
 Whatever the function does in a call (raise, ``sys.exit()``, return nonsense token counts) is an
 ``error`` result for that call, named in its note, and the run goes on: never assay's exit code,
@@ -55,7 +55,7 @@ MODULE = textwrap.dedent(
 
 def project(tmp_path: Path, function: str, module: str = MODULE, **globals_: Any) -> list[str]:
     """A goldens file, a module ``prov`` beside it, a candidates file calling ``function``;
-    returns the ``assay run`` arguments (report written to report.json)."""
+    returns the ``assay eval`` arguments (report written to report.json)."""
     (tmp_path / "goldens.jsonl").write_text(GOLDENS, encoding="utf-8")
     preamble = "".join(f"{name} = {value}\n" for name, value in globals_.items())
     (tmp_path / "prov.py").write_text(preamble + module, encoding="utf-8")
@@ -65,7 +65,7 @@ def project(tmp_path: Path, function: str, module: str = MODULE, **globals_: Any
         encoding="utf-8",
     )
     return [
-        "run",
+        "eval",
         "goldens.jsonl",
         "--candidates",
         "cands.yaml",
@@ -213,7 +213,7 @@ def command_project(tmp_path: Path, command: str) -> list[str]:
         encoding="utf-8",
     )
     return [
-        "run",
+        "eval",
         "goldens.jsonl",
         "--candidates",
         "cands.yaml",

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from assay.errors import ConfigError
-from assay.goldens import build_golden
+from assay.goldens import build_goldens
 from assay.models._candidates_file import load_candidates_file
 from assay.models._live import build_calls
 from assay.models._runner import BACKOFF_CAP_S, Call, Outcome, RunStats, run_calls
@@ -396,7 +396,7 @@ def test_missing_api_key_env_through_the_cli_exits_1_without_traceback(
         f"{{type: openai, base_url: '{server.url}', model: echo, "
         "api_key_env: ASSAY_TEST_MISSING_KEY}",
     )
-    code, out, err = run_cli(["run", goldens, "--candidates", candidates, "--json"], tmp_path)
+    code, out, err = run_cli(["eval", goldens, "--candidates", candidates, "--json"], tmp_path)
     assert "Traceback" not in err
     assert code == 1
     assert "ASSAY_TEST_MISSING_KEY" in err
@@ -414,7 +414,7 @@ def test_present_api_key_env_through_the_cli_is_sent(
         f"{{type: openai, base_url: '{server.url}', model: echo, api_key_env: ASSAY_TEST_KEY2}}",
     )
     monkeypatch.setenv("ASSAY_TEST_KEY2", "sk-cli-456")
-    code, _out, err = run_cli(["run", goldens, "--candidates", candidates, "--json"], tmp_path)
+    code, _out, err = run_cli(["eval", goldens, "--candidates", candidates, "--json"], tmp_path)
     assert code == 0, err
     assert {s.authorization for s in server.seen} == {"Bearer sk-cli-456"}
     assert server.total == 2
@@ -677,7 +677,7 @@ def test_python_provider_not_callable_through_the_cli_exits_1_without_traceback(
 ) -> None:
     goldens, candidates = _project(tmp_path, f"{{type: python, function: '{py_module}:nope'}}")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pymods"))
-    code, _out, err = run_cli(["run", goldens, "--candidates", candidates, "--json"], tmp_path)
+    code, _out, err = run_cli(["eval", goldens, "--candidates", candidates, "--json"], tmp_path)
     assert "Traceback" not in err
     assert code == 1
     assert f"{py_module}:nope" in err
@@ -698,7 +698,7 @@ def test_echo_provider_returns_the_rendered_prompt_with_word_counts() -> None:
 def test_echo_provider_through_the_cli_scores_the_rendered_prompt(tmp_path: Path) -> None:
     goldens, candidates = _project(tmp_path, "{type: echo}")
     code, out, err = run_cli(
-        ["run", goldens, "--candidates", candidates, "--json", "--no-cache"], tmp_path
+        ["eval", goldens, "--candidates", candidates, "--json", "--no-cache"], tmp_path
     )
     assert code == 0, err
     document = json.loads(out)
@@ -711,7 +711,7 @@ def test_echo_provider_through_the_cli_scores_the_rendered_prompt(tmp_path: Path
 
 
 def golden(**data: Any) -> Any:
-    return build_golden(data, source="mem", default_id=None, folder_tier=None)
+    return build_goldens(data, source="mem", default_id=None, folder_tier=None)[0]
 
 
 def test_template_input_string_and_id() -> None:
@@ -809,7 +809,7 @@ def test_unknown_placeholder_through_the_cli_exits_1_and_makes_no_call(
         "  - {id: leaky, prompt: 'The answer is {{ expected }}'}\n",
         encoding="utf-8",
     )
-    code, out, err = run_cli(["run", goldens, "--candidates", candidates, "--json"], tmp_path)
+    code, out, err = run_cli(["eval", goldens, "--candidates", candidates, "--json"], tmp_path)
     assert code == 1
     assert "Traceback" not in err
     assert "candidate leaky" in err
@@ -952,7 +952,7 @@ def test_candidates_file_error_through_the_cli(tmp_path: Path) -> None:
     goldens.write_text(GOLDENS_JSONL, encoding="utf-8")
     candidates = tmp_path / "candidates.yaml"
     candidates.write_text(VALID_PROVIDER + ONE_CANDIDATE + "repeats: 0\n", encoding="utf-8")
-    code, out, err = run_cli(["run", goldens, "--candidates", candidates, "--json"], tmp_path)
+    code, out, err = run_cli(["eval", goldens, "--candidates", candidates, "--json"], tmp_path)
     assert code == 1
     assert out == ""
     assert "Traceback" not in err

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from assay.errors import ConfigError, GoldenError
-from assay.goldens import build_golden
+from assay.goldens import build_goldens
 from assay.models import _template as template_module
-from assay.models import placeholders, render
+from assay.models import render
 from assay.models._cache import cache_key
 from assay.models._candidates_file import CandidatesFile, load_candidates_file
 from assay.models._live import build_calls, generate_outputs, prompt_context
@@ -27,7 +27,7 @@ from tests.helpers.fake_openai import fake_openai
 
 def golden(**data: Any) -> Any:
     data.setdefault("id", "g1")
-    return build_golden(data, source="goldens/g1.md", default_id=None, folder_tier=None)
+    return build_goldens(data, source="goldens/g1.md", default_id=None, folder_tier=None)[0]
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -157,16 +157,6 @@ def test_a_value_that_is_not_json_is_an_error(tmp_path: Path) -> None:
     assert "generator" in error.message and "| list" in error.message
 
 
-def test_placeholders_are_the_undeclared_names_sorted() -> None:
-    template = (
-        "{% set tone = 'kind' %}{{ tone }} {{ role }}: {{ input.q }}"
-        "{% for s in steps %}{{ s }}{% endfor %}{{ city | default('x') }}"
-    )
-    assert placeholders(template) == ["city", "input", "role", "steps"]
-    with pytest.raises(ConfigError, match="line 1"):
-        placeholders("{% if %}")
-
-
 def test_render_keeps_its_signature_and_spreads_vars() -> None:
     context = {"id": "g", "input": "q", "vars": {"city": "Rome"}}
     assert render("{{ city }}/{{ input }}", context, where="c") == "Rome/q"
@@ -252,7 +242,7 @@ def test_an_undefined_name_through_the_cli_makes_no_call(tmp_path: Path) -> None
             "candidates:\n  - {id: typo, prompt: 'Weather in {{ cty }}'}\n",
         )
         code, out, err = run_cli(
-            ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json"], tmp_path
+            ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json"], tmp_path
         )
         assert server.total == 0  # fail closed: nothing went to the model
     assert (code, out) == (1, "")

@@ -61,7 +61,7 @@ def project(
         "repeats": repeats,
     }
     (root / "cands.yaml").write_text(json.dumps(document))  # JSON is YAML
-    return ["run", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
+    return ["eval", "goldens.jsonl", "--candidates", "cands.yaml", "--json"]
 
 
 def run_json(args: list[str], root: Path, code: int = 0) -> dict[str, Any]:
@@ -154,7 +154,7 @@ def test_the_schema_constrained_judge_decides_and_is_cached(
     ]
     (tmp_path / "goldens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
     (tmp_path / "out.json").write_text(json.dumps({"capital": "Paris", "maths": "4"}))
-    args = ["run", "goldens.jsonl", "--outputs", "out.json", "--json"]
+    args = ["gate", "goldens.jsonl", "--outputs", "out.json", "--json"]
     first = run_json(args, tmp_path)
     for result in first["results"]:
         assert result["status"] in ("pass", "fail"), result  # decided, never a judge-error

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,11 @@ class SealedRecord:
 
 @dataclass(frozen=True, slots=True)
 class Attester:
-    """An ``_execute.Attest``: ``attester(task, journal, worktree, allow_paths, given,
-    isolation=...)`` seals and stores, returning the attestation id; ``isolation`` (how the
-    agent was fenced off, see ``assay.attest._seal.isolation_field``) is signed into the record.
+    """What seals a task's journal as it runs: ``attester(task, journal, worktree,
+    allow_paths, given, isolation=...)`` seals and stores, returning the attestation id;
+    ``isolation`` (how the agent was fenced off, see ``assay.attest._seal.isolation_field``) is
+    signed into the record. On a Ray worker (:meth:`holding`) it builds the record and holds it
+    for the driver to store: the project is where the driver is.
 
     Attributes:
         root: the project root.
@@ -38,6 +40,7 @@ class Attester:
         key: the user's attestation key (never printed).
         folder: the attestation store (the configured ``attestations`` folder; None: the
             default under ``root``).
+        held: on a Ray worker, the records built and not stored (None: store each at once).
     """
 
     root: Path
@@ -46,6 +49,12 @@ class Attester:
     goldens_root: Callable[[Golden], Path]
     key: bytes = field(repr=False)
     folder: Path | None = None
+    held: list[SealedRecord] | None = field(default=None, repr=False, compare=False)
+
+    def holding(self, held: list[SealedRecord]) -> Attester:
+        """This attester where the journal is but the project is not (a Ray worker): a call
+        builds the record into ``held`` and returns its id; the driver stores it."""
+        return replace(self, held=held)
 
     def __call__(
         self,
@@ -59,6 +68,10 @@ class Attester:
     ) -> str:
         from assay.attest import seal
 
+        if self.held is not None:
+            built = self.build(task, journal, worktree, allow_paths, given, isolation=isolation)
+            self.held.append(built)
+            return built.id
         sealed = seal(
             self.root,
             [task],

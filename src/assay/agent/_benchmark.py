@@ -5,6 +5,8 @@ Commands parse flags and call :func:`run_agent`; renderers print the documents i
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,7 +16,7 @@ from assay.agent._gate import agent_gate
 from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
-from assay.agent._telemetry import load_telemetry
+from assay.agent._telemetry import Telemetry, load_telemetry
 from assay.cascade._schemas import check_context
 from assay.config import Config
 from assay.errors import AssayError
@@ -133,17 +135,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     Raises:
         AssayError: bad goldens, telemetry, config or run store.
     """
-    every = load_tasks(options.path, config)
-    shard, chosen = options.shard, options.filter
-    tasks = every if shard is None else list(shard.select(every))
-    if chosen is not None:
-        tasks = chosen.select(tasks)
-    # The telemetry may hold the other shards' records: known tasks, not this shard's to score.
-    telemetry = load_telemetry(options.telemetry, {t.id for t in every})
-    if shard is not None:
-        telemetry = {k: v for k, v in telemetry.items() if shard.holds(k)}
-    if chosen is not None:
-        telemetry = {k: v for k, v in telemetry.items() if chosen.holds(k)}
+    every, tasks, telemetry = _selected(options, config)
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     checker = (
         attestation_checker(config.root, config.attestations)
@@ -158,23 +150,17 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         attestation_check=checker,
         ctx=check_context(config),
     )
-    selection = {
-        "tiers": list(tiers),
-        "goldens": str(options.path) if options.path is not None else "project + packaged",
-        "telemetry": str(options.telemetry),
-        **({"shard": str(options.shard)} if options.shard is not None else {}),
-        **({"filter": list(chosen.patterns)} if chosen is not None else {}),
-    }
+    selection = _selection(options, tiers)
     suite = f"{selection['goldens']} tiers {','.join(tiers)}"
     partial = None
-    if shard is not None:  # what `assay merge` needs to rebuild the whole run exactly
+    if options.shard is not None:  # what `assay merge` needs to rebuild the whole run exactly
         from assay.agent._partial import agent_partial
 
         partial = agent_partial(
             run,
             every,
             telemetry,
-            shard=str(shard),
+            shard=str(options.shard),
             suite=suite,
             mode=options.mode,
             baseline=options.baseline or config.baseline,
@@ -189,28 +175,17 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     document = run_document(run, selection)
     if partial is not None:
         document["partial"] = partial
-    comparison = None
-    note = None
-    if options.compare:
-        previous = previous_run(config.root)
-        if previous is None:
-            note = "no previous saved run to compare with"
-        else:
-            comparison = compare_runs(previous, document)
+    comparison, note = _compared(options, config, document)
     run_id = save_run(config.root, document) if options.save else None
     if run_id is not None:
         prune_runs(config.root, config.keep_runs)
-    if run_id is not None:
         document = {"run_id": run_id, **document}
     verdict = agent_gate(
         run,
         by_id,
         mode=options.mode,
         baseline=options.baseline,
-        # A shard or a filter is not the whole suite: the tasks it lacks are not removed ones.
-        suite=suite
-        + (f" shard {options.shard}" if options.shard is not None else "")
-        + (f" filter {chosen}" if chosen is not None else ""),
+        suite=_gated_suite(suite, options),
         force=options.force,
         config=config,
         alpha=options.alpha,
@@ -218,23 +193,58 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     return AgentOutcome(document, run_id, comparison, note, verdict)
 
 
-def _attester(
-    root: Path,
-    run_id: str,
-    allow_endpoints: tuple[str, ...],
-    goldens_root: Callable[[Golden], Path],
-    folder: Path | None = None,
-) -> Attester:
-    """Seal each task's journal with the user's key, as the run goes (see ``_execute.Attest``),
-    into the store ``folder``; on a Ray worker it builds the record, and this process stores
-    it (see ``_attester``).
+def _selected(
+    options: AgentOptions, config: Config
+) -> tuple[list[Golden], list[Golden], dict[str, Telemetry]]:
+    """Every task, the tasks to score (this shard's, those the filter matches) and their
+    telemetry."""
+    every = load_tasks(options.path, config)
+    shard, chosen = options.shard, options.filter
+    tasks = every if shard is None else list(shard.select(every))
+    if chosen is not None:
+        tasks = chosen.select(tasks)
+    # The telemetry may hold the other shards' records: known tasks, not this shard's to score.
+    telemetry = load_telemetry(options.telemetry, {t.id for t in every})
+    if shard is not None:
+        telemetry = {k: v for k, v in telemetry.items() if shard.holds(k)}
+    if chosen is not None:
+        telemetry = {k: v for k, v in telemetry.items() if chosen.holds(k)}
+    return every, tasks, telemetry
 
-    Raises:
-        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
-    """
-    from assay.agent._attester import load_attester
 
-    return load_attester(root, run_id, allow_endpoints, goldens_root, resolvers(), folder)
+def _selection(options: AgentOptions, tiers: Sequence[str]) -> dict[str, Any]:
+    """What the run scored, as its record says."""
+    chosen = options.filter
+    return {
+        "tiers": list(tiers),
+        "goldens": str(options.path) if options.path is not None else "project + packaged",
+        "telemetry": str(options.telemetry),
+        **({"shard": str(options.shard)} if options.shard is not None else {}),
+        **({"filter": list(chosen.patterns)} if chosen is not None else {}),
+    }
+
+
+def _compared(
+    options: AgentOptions, config: Config, document: dict[str, Any]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """With ``--compare``, the delta against the previous saved run (before this one is
+    saved), or a note that there is none."""
+    if not options.compare:
+        return None, None
+    previous = previous_run(config.root)
+    if previous is None:
+        return None, "no previous saved run to compare with"
+    return compare_runs(previous, document), None
+
+
+def _gated_suite(suite: str, options: AgentOptions) -> str:
+    """The suite the baseline names: a shard or a filter is not the whole suite (the tasks it
+    lacks are not removed ones)."""
+    return (
+        suite
+        + (f" shard {options.shard}" if options.shard is not None else "")
+        + (f" filter {options.filter}" if options.filter is not None else "")
+    )
 
 
 def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
@@ -298,24 +308,74 @@ def execute_agent(
         AssayError: bad goldens or config, a sandbox this machine cannot give, no attestation
             key for a journal, a worktree that cannot be prepared, Ray missing or unreachable.
     """
-    import contextlib
     from datetime import UTC, datetime
 
-    from assay.agent._execute import Sandbox, check_sandbox, run_tasks
-    from assay.goldens import TASK_FILE
     from assay.io import atomic_write_text, dump_json
 
     if executor not in ("local", "ray"):
         raise AssayError(f"unknown executor {executor!r} (use local or ray)")
     if ray_address is not None and executor != "ray":
         raise AssayError("a Ray address applies to the ray executor")
-    # Never in the agent's world: the project, its goldens (wherever they are) and the store.
+    box = _fenced(sandbox, options, config)
+    tasks, runnable = _runnable(options, config)
+    _check_before_running(box, runnable, executor)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
+    attest = _journal_attester(box, runnable, f"run_{stamp}", options, config)
+    folder = config.root / ".assay" / "agent-runs" / stamp
+    folder.mkdir(parents=True, exist_ok=False)
+    if executor == "ray":
+        from assay.agent._ray import run_on_ray
+
+        execute = functools.partial(run_on_ray, address=ray_address)
+    else:
+        from assay.agent._execute import run_tasks
+
+        execute = functools.partial(run_tasks, checked=True)
+    try:
+        runs = execute(
+            runnable,
+            agent,
+            jobs=jobs,
+            keep=keep_worktrees,
+            sandbox=box,
+            journal_dir=folder,
+            attest=attest,
+            report=report,
+        )
+    except AssayError:
+        with contextlib.suppress(OSError):  # a run that never started (no Ray) leaves nothing
+            folder.rmdir()
+        raise
+    for run in runs:
+        atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))
+        if report is not None and run.worktree is not None:
+            report(f"task {run.task_id}: worktree kept at {run.worktree}")
+    if report is not None and len(runnable) < len(tasks):
+        report(f"{len(tasks) - len(runnable)} selected task(s) are not task folders: not run")
+    return run_agent(replace(options, telemetry=folder), config)
+
+
+def _fenced(sandbox: Sandbox | None, options: AgentOptions, config: Config) -> Sandbox:
+    """The run's sandbox (default: journaled, network on), with what is never in the agent's
+    world: the project, its goldens (wherever they are) and the attestation store."""
+    from assay.agent._execute import Sandbox
+
     fenced: tuple[str, ...] = (str(config.goldens), str(config.attestations))
     if options.path is not None:
         fenced += (str(options.path),)
-    box = replace(
+    return replace(
         sandbox if sandbox is not None else Sandbox(), project=str(config.root), fenced=fenced
     )
+
+
+def _runnable(options: AgentOptions, config: Config) -> tuple[list[Golden], list[Golden]]:
+    """The selected tasks, and those of them that are task folders (the ones an agent runs).
+
+    Raises:
+        GoldenError: a task folder's id cannot name its files.
+    """
+    from assay.goldens import TASK_FILE
+
     tiers = options.tiers or DEFAULT_AGENT_TIERS
     tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
     if options.filter is not None:
@@ -330,66 +390,43 @@ def execute_agent(
                 source=task.source,
                 field="id",
             )
+    return tasks, runnable
+
+
+def _check_before_running(box: Sandbox, runnable: Sequence[Golden], executor: str) -> None:
+    """Refuse, before the run's folder exists, what this machine cannot give: an image a task
+    lacks, the sandbox, Ray (a missing one leaves nothing behind)."""
+    from assay.agent._execute import check_sandbox
+
     if box.environment == "docker":
         from assay.agent._docker import check_images
 
         check_images(runnable, box.image)
     check_sandbox(box)
-    if executor == "ray":  # before the run's folder exists: a missing Ray leaves nothing
+    if executor == "ray":
         from assay.agent._ray import require_ray
 
         require_ray()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
-    attest = None
-    if box.journal:
-        from assay.attest._truth import ground_truth
 
-        for task in runnable:  # an unreadable reference file stops the run before any agent
-            ground_truth(task)
-        attest = _attester(
-            config.root,
-            f"run_{stamp}",
-            box.allow_endpoints,
-            goldens_root_of(options.path, config),
-            config.attestations,
-        )
-    folder = config.root / ".assay" / "agent-runs" / stamp
-    folder.mkdir(parents=True, exist_ok=False)
-    try:
-        if executor == "ray":
-            from assay.agent._ray import run_on_ray
 
-            runs = run_on_ray(
-                runnable,
-                agent,
-                jobs=jobs,
-                keep=keep_worktrees,
-                sandbox=box,
-                journal_dir=folder,
-                attest=attest,
-                report=report,
-                address=ray_address,
-            )
-        else:
-            runs = run_tasks(
-                runnable,
-                agent,
-                jobs=jobs,
-                keep=keep_worktrees,
-                sandbox=box,
-                journal_dir=folder,
-                attest=attest,
-                report=report,
-                checked=True,
-            )
-    except AssayError:
-        with contextlib.suppress(OSError):  # a run that never started (no Ray) leaves nothing
-            folder.rmdir()
-        raise
-    for run in runs:
-        atomic_write_text(folder / f"{run.task_id}.json", dump_json(run.record))
-        if report is not None and run.worktree is not None:
-            report(f"task {run.task_id}: worktree kept at {run.worktree}")
-    if report is not None and len(runnable) < len(tasks):
-        report(f"{len(tasks) - len(runnable)} selected task(s) are not task folders: not run")
-    return run_agent(replace(options, telemetry=folder), config)
+def _journal_attester(
+    box: Sandbox, runnable: Sequence[Golden], run_id: str, options: AgentOptions, config: Config
+) -> Attester | None:
+    """With a journal, what seals it with the user's key as the run goes, into the store
+    (on a Ray worker it builds the record, and this process stores it: see ``_attester``).
+    Every reference file is read first: an unreadable one stops the run before any agent.
+
+    Raises:
+        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
+    """
+    if not box.journal:
+        return None
+    from assay.agent._attester import load_attester
+    from assay.attest._truth import ground_truth
+
+    for task in runnable:
+        ground_truth(task)
+    goldens_root = goldens_root_of(options.path, config)
+    return load_attester(
+        config.root, run_id, box.allow_endpoints, goldens_root, resolvers(), config.attestations
+    )

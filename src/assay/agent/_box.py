@@ -140,6 +140,27 @@ class _Tail:
         return data.decode("utf-8", errors="replace")
 
 
+class _Streams:
+    """A command's stdout and stderr, each a :class:`_Tail` of ``limit`` bytes, read from the
+    moment it starts; :meth:`finished` is how it ended, with what they kept."""
+
+    def __init__(self, process: subprocess.Popen[bytes], limit: int) -> None:
+        assert process.stdout is not None and process.stderr is not None
+        self.out = _Tail(process.stdout, limit)
+        self.err = _Tail(process.stderr, limit)
+
+    def finished(
+        self, code: int | None, timed_out: bool, orphans: int, duration: float, root_pid: int
+    ) -> Finished:
+        stdout, stderr = self.out.text(), self.err.text()  # read first: they count the dropped
+        dropped = self.out.dropped + self.err.dropped
+        return Finished(code, timed_out, orphans, stdout, stderr, dropped, duration, root_pid)
+
+    def said(self) -> list[str]:
+        """What the command wrote to stderr, by line (a reason it did not start)."""
+        return self.err.text().strip().splitlines() or ["no reason given"]
+
+
 def _set_limits(pid: int, limits: Limits) -> None:
     for which, mb in (
         (resource.RLIMIT_DATA, limits.memory_mb),
@@ -212,15 +233,12 @@ class _Held:
     _process: subprocess.Popen[bytes]
     _status: int
     _hold_w: int
-    _out: _Tail
-    _err: _Tail
+    _streams: _Streams
     _started: float
     _tracer: subprocess.Popen[bytes] | None = None
 
     def _capture(self) -> None:
-        assert self._process.stdout is not None and self._process.stderr is not None
-        self._out = _Tail(self._process.stdout, self.limits.output_bytes)
-        self._err = _Tail(self._process.stderr, self.limits.output_bytes)
+        self._streams = _Streams(self._process, self.limits.output_bytes)
 
     def _go(self) -> None:
         os.write(self._hold_w, b"go\n")
@@ -239,16 +257,7 @@ class _Held:
         duration = time.monotonic() - self._started
         orphans = 0 if timed_out else len(self._orphans())
         self._kill()
-        return Finished(
-            code,
-            timed_out,
-            orphans,
-            self._out.text(),
-            self._err.text(),
-            self._out.dropped + self._err.dropped,
-            duration,
-            self.root_pid,
-        )
+        return self._streams.finished(code, timed_out, orphans, duration, self.root_pid)
 
     def _kill(self) -> None:
         self._stop()
@@ -338,8 +347,7 @@ class Sandboxed(_Held):
                 break
             time.sleep(0.0005)
         self._process.wait()
-        said = self._err.text().strip().splitlines() or ["no reason given"]
-        raise AssayError(f"the sandbox did not start: {said}")
+        raise AssayError(f"the sandbox did not start: {self._streams.said()}")
 
     def _info(self, fd: int) -> dict[str, int]:
         """bwrap's first words: the sandbox's first process, as the host sees it. Read up to
@@ -356,8 +364,7 @@ class Sandboxed(_Held):
                     continue
         if not isinstance(parsed, dict) or not isinstance(parsed.get("child-pid"), int):
             self._process.wait()
-            said = self._err.text().strip().splitlines() or ["no reason given"]
-            raise AssayError(f"the sandbox did not start: {said[-1]}")
+            raise AssayError(f"the sandbox did not start: {self._streams.said()[-1]}")
         return parsed
 
     def tracer_pid(self) -> int | None:

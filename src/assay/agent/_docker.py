@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from assay.agent._box import Finished, Limits, _Tail
+from assay.agent._box import Finished, Limits, _Streams
 from assay.agent._sandbox import World
 from assay.errors import AssayError, GoldenError
 from assay.goldens import Golden
@@ -171,9 +171,7 @@ class Containered:
         except OSError:
             _docker("kill", name)
             raise
-        assert self._process.stdout is not None and self._process.stderr is not None
-        self._out = _Tail(self._process.stdout, limits.output_bytes)
-        self._err = _Tail(self._process.stderr, limits.output_bytes)
+        self._streams = _Streams(self._process, limits.output_bytes)
 
     def _running(self) -> int:
         """Processes in the container beside its init and the holder (``docker top``)."""
@@ -190,16 +188,7 @@ class Containered:
         duration = time.monotonic() - self._started
         orphans = 0 if timed_out else self._running()
         self._kill()
-        return Finished(
-            code,
-            timed_out,
-            orphans,
-            self._out.text(),
-            self._err.text(),
-            self._out.dropped + self._err.dropped,
-            duration,
-            0,
-        )
+        return self._streams.finished(code, timed_out, orphans, duration, 0)
 
     def _kill(self) -> None:
         _docker("kill", self.name)  # --rm removes it

@@ -1,16 +1,20 @@
 """Run an agent on executable tasks and measure what it did: the telemetry, for real.
 
-For each task folder (``task.md``, ``repo/``, ``solution.sh``, optionally hidden ``tests/``):
+For each task folder (``task.md``, ``repo/``, ``solution.sh``, optionally hidden ``tests/``),
+:func:`run_task` runs these phases of a ``_Running``, which owns the task's folders and
+removes them when the task ends, however it ends:
 
-1. copy the fixture into a fresh git worktree outside the goldens folder;
-2. run ``verify`` on a copy of the untouched fixture (with the hidden tests), in a sandbox;
-3. run the agent in its own sandbox (``_sandbox``: only the system, its toolchain, its worktree
-   and a private home are in its world), the instruction on stdin and in
+1. prepare: copy the fixture into a fresh git worktree outside the goldens folder;
+2. verify before: run ``verify`` on a copy of the untouched fixture (with the hidden tests), in
+   a sandbox;
+3. agent: run the agent in its own sandbox (``_sandbox``: only the system, its toolchain, its
+   worktree and a private home are in its world), the instruction on stdin and in
    ``$ASSAY_TASK_PROMPT_FILE``, under its limits (``_box``); count and kill what it left;
-4. list the files it changed by comparing the worktree with the fixture, file by file;
-5. run the completion signals and ``verify`` on a copy of the worktree whose tests and test
-   configuration come from the fixture, each in a fresh sandbox;
-6. write the telemetry record the scorer reads, and seal the journal.
+4. collect: the telemetry record the scorer reads, with the files it changed (the worktree
+   compared with the fixture, file by file); the journal;
+5. signals and verify: the completion signals, then ``verify``, on a copy of the worktree whose
+   tests and test configuration come from the fixture, each in a fresh sandbox;
+6. seal the journal.
 
 With a journal (the default), strace, outside the sandbox, follows every process in it: every
 file it opened, command it ran and connection it attempted becomes a journal event, and the run
@@ -32,11 +36,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.agent._box import DEFAULT_MEMORY_MB, Finished, Limits, Sandboxed, Unsandboxed
 from assay.agent._sandbox import World, agent_env, fenced_places, named_paths, toolchain
@@ -51,6 +55,9 @@ from assay.agent._worktree import (
 from assay.attest._scan import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
+
+if TYPE_CHECKING:
+    from assay.agent._attester import Attester
 
 BUILTIN_AGENTS: Final = ("oracle", "noop")
 ISOLATIONS: Final = ("bubblewrap", "none")
@@ -118,21 +125,6 @@ class Sandbox:
 UNWATCHED: Final = Sandbox(journal=False)
 
 
-class Attest(Protocol):
-    """Seal a task's journal: returns the attestation id."""
-
-    def __call__(
-        self,
-        task: Golden,
-        journal: Path,
-        worktree: Path,
-        allow_paths: Sequence[str],
-        given: Sequence[str],
-        *,
-        isolation: Mapping[str, Any] | None = None,
-    ) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class TaskRun:
     """One task's telemetry record (the scorer's input), its journal, and its worktree when
@@ -163,6 +155,21 @@ class _Task:
     def hidden_tests(self) -> Path | None:
         tests = self.folder / "tests"
         return tests if tests.is_dir() else None
+
+    @property
+    def verify(self) -> str | None:
+        verify = self.golden.fields.get("verify")
+        return str(verify) if verify else None
+
+    @property
+    def signals(self) -> list[str]:
+        """The completion signals' commands, in order."""
+        entries = self.golden.fields.get("completion_signals") or []
+        return [str(e["run"]) for e in entries if isinstance(e, dict)]
+
+    @property
+    def max_duration_s(self) -> float:
+        return float(self.golden.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
 
     def limits(self, duration: float) -> Limits:
         # 0 (or under 1 MiB) means the default: a limit of nothing would start nothing.
@@ -214,38 +221,30 @@ class _Step:
     failed: frozenset[str] | None
 
 
-def _verify_steps(task: _Task, source: Path, label: str) -> list[tuple[str, _Step]]:
-    """The completion signals and ``verify``, on a verification copy of ``source``, each in a
-    fresh sandbox; (name, step) in order, verify last."""
-    golden = task.golden
-    signals = [e for e in golden.fields.get("completion_signals") or [] if isinstance(e, dict)]
-    if label == "before":
-        signals = []  # only verify's view of the untouched fixture is wanted
-    verify = golden.fields.get("verify")
-    commands = [*(str(e["run"]) for e in signals), *([str(verify)] if verify else [])]
-    if not commands:
-        return []
-    owned_files: Any = golden.fields.get("owned_files") or ()
+@contextlib.contextmanager
+def _verification_copy(
+    task: _Task, source: Path, label: str, commands: Sequence[str]
+) -> Iterator[Path]:
+    """A copy of ``source`` as ``commands`` are verified on (``_worktree.verification_copy``:
+    the fixture's tests and test configuration, the hidden tests; after the agent, the files
+    the task owns from the fixture too), removed afterwards."""
+    owned_files: Any = task.golden.fields.get("owned_files") or ()
     copy = verification_copy(
         source,
         task.fixture,
-        Path(tempfile.mkdtemp(prefix=f"{golden.id}-{label}-", dir=task.scratch)),
+        Path(tempfile.mkdtemp(prefix=f"{task.golden.id}-{label}-", dir=task.scratch)),
         owned_files=owned_files if label == "after" else (),
         hidden_tests=task.hidden_tests,
         commands=commands,
         max_bytes=DEFAULT_MAX_DISK_MB << 20,
     )
-    steps: list[tuple[str, _Step]] = []
     try:
-        for index, command in enumerate(commands):
-            name = "verify" if verify and index == len(commands) - 1 else f"signal {index + 1}"
-            steps.append((name, _step(task, command, copy, name == "verify")))
+        yield copy
     finally:
         shutil.rmtree(copy, ignore_errors=True)
-    return steps
 
 
-def _step(task: _Task, command: str, copy: Path, junit: bool) -> _Step:
+def _step(task: _Task, command: str, copy: Path, *, junit: bool) -> _Step:
     private = _private(task.scratch, f"{task.golden.id}-step-")
     try:
         world = task.world(copy, private)
@@ -339,7 +338,7 @@ def run_task(
     keep: bool = False,
     sandbox: Sandbox = UNWATCHED,
     journal_dir: Path | None = None,
-    attest: Attest | None = None,
+    attest: Attester | None = None,
     report: Callable[[str], None] | None = None,
 ) -> TaskRun:
     """Run ``agent`` on one executable task and measure it; a failure of this task (not of the
@@ -351,6 +350,32 @@ def run_task(
     Raises:
         GoldenError: the task is not a task folder or has no fixture.
     """
+    job = _task_of(task, scratch, sandbox)
+    try:
+        with _Running(job, keep=keep) as run:
+            before = run.verify_before()
+            done = run.agent(agent, report, sealed=attest is not None)
+            record = run.collect(done)
+            events, journal = run.journal(done, journal_dir)
+            verified = run.signals_and_verify(before, record)
+            if journal is not None and attest is not None:
+                record["attestation"] = run.seal(attest, journal)
+    except (TaskFailure, OSError, UnicodeError, ValueError, subprocess.SubprocessError) as exc:
+        cause = exc.message if isinstance(exc, AssayError) else f"{type(exc).__name__}: {exc}"
+        return _failed(task, cause, report)
+    except AssayError as exc:  # the sandbox did not start, the tracer did not attach
+        return _failed(task, exc.message, report)
+    if report is not None:
+        report(_summary(task.id, record, verified, events if journal is not None else None))
+    return TaskRun(task.id, record, run.worktree if keep else None, journal, events)
+
+
+def _task_of(task: Golden, scratch: Path, sandbox: Sandbox) -> _Task:
+    """The task folder's paths and what is never in its agent's world.
+
+    Raises:
+        GoldenError: the task is not a task folder.
+    """
     source = Path(task.source)
     if source.name != TASK_FILE:
         raise GoldenError(
@@ -360,83 +385,139 @@ def run_task(
     fenced = fenced_places(
         scratch=scratch, project=sandbox.project, goldens=[str(source.parent)], extra=sandbox.fenced
     )
-    job = _Task(task, source.parent, scratch, sandbox, tuple(fenced))
-    worktree: Path | None = None
-    try:
-        worktree = make_worktree(task, job.folder, scratch)
-        return _measure(job, agent, worktree, keep, journal_dir, attest, report)
-    except (TaskFailure, OSError, UnicodeError, ValueError, subprocess.SubprocessError) as exc:
-        cause = exc.message if isinstance(exc, AssayError) else f"{type(exc).__name__}: {exc}"
-        if report is not None:
-            report(f"task {task.id}: error: {cause}")
-        return TaskRun(task.id, {"task_id": task.id, "error": cause}, None)
-    except AssayError as exc:  # the sandbox did not start, the tracer did not attach
-        if report is not None:
-            report(f"task {task.id}: error: {exc.message}")
-        return TaskRun(task.id, {"task_id": task.id, "error": exc.message}, None)
-    finally:
-        if worktree is not None and not keep:
-            shutil.rmtree(worktree, ignore_errors=True)
+    return _Task(task, source.parent, scratch, sandbox, tuple(fenced))
 
 
-def _measure(
-    job: _Task,
-    agent: str,
-    worktree: Path,
-    keep: bool,
-    journal_dir: Path | None,
-    attest: Attest | None,
-    report: Callable[[str], None] | None,
-) -> TaskRun:
-    task, sandbox = job.golden, job.sandbox
-    before = dict(_verify_steps(job, job.fixture, "before")).get("verify")
-    private = _private(job.scratch, f"{task.id}-io-")
-    trace_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=job.scratch))
-    try:
-        command = _agent_command(agent, job.folder, private)
-        world = job.world(worktree, private, command)
-        prompt_file = private / "prompt.txt"
+def _failed(task: Golden, cause: str, report: Callable[[str], None] | None) -> TaskRun:
+    """The ``error`` record of a task that could not be run or measured: the run goes on."""
+    if report is not None:
+        report(f"task {task.id}: error: {cause}")
+    return TaskRun(task.id, {"task_id": task.id, "error": cause}, None)
+
+
+class _Running:
+    """One task's run as a context manager: it owns the task's folders (the worktree, made on
+    entry; the agent's private folder and the tracer's, made when the agent starts) and removes
+    them on exit, whatever happened (the worktree is kept with ``keep``). Its methods are the
+    run's phases, in the order :func:`run_task` calls them."""
+
+    worktree: Path  # made on entry
+    # Made by the agent phase, read by the phases after it:
+    private: Path  # the agent's $HOME and $TMPDIR, its prompt and usage files
+    trace_dir: Path  # the tracer's files
+    trace_out: Path | None  # where the tracer writes (None: no journal)
+    world: World  # what the agent's sandbox holds
+
+    def __init__(self, job: _Task, *, keep: bool) -> None:
+        self.job, self.keep = job, keep
+        self._owned: list[Path] = []  # the agent's and the tracer's folders
+        self._given: list[str] = []
+
+    def __enter__(self) -> _Running:
+        """Prepare: the fixture copied into a fresh git worktree, committed."""
+        self.worktree = make_worktree(self.job.golden, self.job.folder, self.job.scratch)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for folder in self._owned:
+            shutil.rmtree(folder, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.worktree, ignore_errors=True)
+
+    def _folder(self, folder: Path) -> Path:
+        self._owned.append(folder)
+        return folder
+
+    def verify_before(self) -> _Step | None:
+        """Verify on the untouched fixture (with the hidden tests): the tests that fail before
+        the agent starts (None: the task has no verify)."""
+        verify = self.job.verify
+        if verify is None:
+            return None
+        with _verification_copy(self.job, self.job.fixture, "before", [verify]) as copy:
+            return _step(self.job, verify, copy, junit=True)
+
+    def agent(self, agent: str, report: Callable[[str], None] | None, *, sealed: bool) -> Finished:
+        """The agent in its sandbox, on its worktree, the instruction on stdin and in
+        ``$ASSAY_TASK_PROMPT_FILE``, under the task's limits; traced with a journal. ``sealed``:
+        what the task gave the agent is read first, for the seal."""
+        job, task = self.job, self.job.golden
+        self.private = self._folder(_private(job.scratch, f"{task.id}-io-"))
+        self.trace_dir = self._folder(
+            Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=job.scratch))
+        )
+        command = _agent_command(agent, job.folder, self.private)
+        self.world = job.world(self.worktree, self.private, command)
+        prompt_file, env = self._instructed()
+        if sealed:
+            from assay.attest._truth import given_texts
+
+            self._given = given_texts(task, job.fixture)  # read before the agent runs
+        self.trace_out = self.trace_dir / "trace" if job.sandbox.journal else None
+        if report is not None:
+            report(f"task {task.id}: started")
+        limits = job.limits(job.max_duration_s)
+        return _run(
+            job, command, self.world, env, limits, stdin=prompt_file, trace_out=self.trace_out
+        )
+
+    def _instructed(self) -> tuple[Path, dict[str, str]]:
+        """The instruction written to the agent's prompt file, and its environment naming it."""
+        task = self.job.golden
+        prompt_file = self.private / "prompt.txt"
         instruction = task.input if isinstance(task.input, str) else json.dumps(task.input)
         prompt_file.write_text(instruction or "", encoding="utf-8")
         env = agent_env(
-            world,
+            self.world,
             {
                 "ASSAY_TASK_PROMPT_FILE": str(prompt_file),
-                "ASSAY_WORKTREE": str(worktree),
-                "ASSAY_USAGE_FILE": str(private / "usage.json"),
+                "ASSAY_WORKTREE": str(self.worktree),
+                "ASSAY_USAGE_FILE": str(self.private / "usage.json"),
                 "ASSAY_TASK_ID": task.id,
             },
-            sandbox.env,
+            self.job.sandbox.env,
         )
-        given: list[str] = []
-        if attest is not None:
-            from assay.attest._truth import given_texts
+        return prompt_file, env
 
-            given = given_texts(task, job.fixture)  # read before the agent runs
-        limit = float(task.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
-        trace_out = trace_dir / "trace" if sandbox.journal else None
-        if report is not None:
-            report(f"task {task.id}: started")
-        done = _run(
-            job, command, world, env, job.limits(limit), stdin=prompt_file, trace_out=trace_out
+    def collect(self, done: Finished) -> dict[str, Any]:
+        """The telemetry record of what the agent did: its time, exit, orphans, output, usage,
+        and the files it changed (the worktree compared with the fixture, file by file)."""
+        return _record(self.job, self.worktree, done, self.private)
+
+    def journal(self, done: Finished, journal_dir: Path | None) -> tuple[int, Path | None]:
+        """The tracer's record written as the task's journal: (events, journal); (0, None)
+        without a journal."""
+        if self.trace_out is None:
+            return 0, None
+        return _journal(
+            self.job.golden, done, self.trace_out, self.worktree, self.job.fixture, journal_dir
         )
-        record = _record(job, worktree, done, private)
-        journal, events = None, 0
-        if trace_out is not None:
-            events, journal = _journal(task, done, trace_out, worktree, job.fixture, journal_dir)
-        verified = _verification(job, worktree, before, record)
-        if journal is not None and attest is not None:
-            allowed = _allowed(job, world, trace_dir, private)
-            isolation = {"kind": sandbox.kind, "not_mounted": list(job.fenced)}
-            record["attestation"] = attest(
-                task, journal, worktree, allowed, given, isolation=isolation
-            )
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
-        shutil.rmtree(trace_dir, ignore_errors=True)
-    if report is not None:
-        report(_summary(task.id, record, verified, events if journal is not None else None))
-    return TaskRun(task.id, record, worktree if keep else None, journal, events)
+
+    def signals_and_verify(self, before: _Step | None, record: dict[str, Any]) -> int | None:
+        """The completion signals, then verify, each in a fresh sandbox on one verification
+        copy of the agent's work; their counts go into ``record``. Returns verify's status
+        (None: the task has no verify), see :func:`_verdict`."""
+        job = self.job
+        signals, verify = job.signals, job.verify
+        commands = [*signals, *([verify] if verify is not None else [])]
+        steps: list[_Step] = []
+        after = None
+        if commands:
+            with _verification_copy(job, self.worktree, "after", commands) as copy:
+                steps += [_step(job, command, copy, junit=False) for command in signals]
+                if verify is not None:
+                    after = _step(job, verify, copy, junit=True)
+                    steps.append(after)
+        record["completion_signals_checked"] = len(steps)
+        record["completion_signals_passed"] = sum(1 for s in steps if s.code == 0)
+        return None if after is None else _verdict(before, after, record)
+
+    def seal(self, attest: Attester, journal: Path) -> str:
+        """The journal sealed as an attestation naming the run's isolation: its id."""
+        allowed = _allowed(self.job, self.world, self.trace_dir, self.private)
+        isolation = {"kind": self.job.sandbox.kind, "not_mounted": list(self.job.fenced)}
+        task = self.job.golden
+        return attest(task, journal, self.worktree, allowed, self._given, isolation=isolation)
 
 
 def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[str, Any]:
@@ -453,25 +534,16 @@ def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[s
     if done.timed_out:
         # Killed at the limit: it ran past it, however the clock rounds (a timeout, by the
         # taxonomy's duration_s > max_duration_s).
-        limit = float(job.golden.fields.get("max_duration_s") or DEFAULT_MAX_DURATION_S)
-        record["duration_s"] = max(record["duration_s"], round(limit + 0.001, 3))
+        record["duration_s"] = max(record["duration_s"], round(job.max_duration_s + 0.001, 3))
     if done.dropped:
         record["x_output_dropped_bytes"] = done.dropped
     return record
 
 
-def _verification(
-    job: _Task, worktree: Path, before: _Step | None, record: dict[str, Any]
-) -> int | None:
-    """Run the signals and verify on the agent's work; verify's exit status always counts, and
-    a test that failed on the fixture and still fails leaves the task incomplete. Returns
-    verify's status (None: the task has no verify)."""
-    steps = _verify_steps(job, worktree, "after")
-    record["completion_signals_checked"] = len(steps)
-    record["completion_signals_passed"] = sum(1 for _, s in steps if s.code == 0)
-    after = dict(steps).get("verify")
-    if after is None:
-        return None
+def _verdict(before: _Step | None, after: _Step, record: dict[str, Any]) -> int:
+    """Verify's status on the agent's work, its test counts into ``record``: a test that
+    failed on the fixture and still fails leaves the task incomplete (1), whatever verify
+    said; a test failing before is not counted against the agent."""
     if after.counts is not None:
         already = before.counts.failed if before is not None and before.counts else 0
         record["tests_run"] = after.counts.ran
@@ -595,7 +667,7 @@ def run_tasks(
     keep: bool = False,
     sandbox: Sandbox = UNWATCHED,
     journal_dir: Path | None = None,
-    attest: Attest | None = None,
+    attest: Attester | None = None,
     report: Callable[[str], None] | None = None,
     checked: bool = False,
 ) -> list[TaskRun]:

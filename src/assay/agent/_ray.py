@@ -22,8 +22,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
@@ -110,23 +110,8 @@ def _run_on_worker(job: _Job) -> _Done:
     journals.mkdir()
     lines: list[str] = []
     sealed: list[SealedRecord] = []
-    attester = job.attester
-
-    def build(
-        task: Golden,
-        journal: Path,
-        worktree: Path,
-        allow_paths: Sequence[str],
-        given: Sequence[str],
-        *,
-        isolation: Mapping[str, Any] | None = None,
-    ) -> str:
-        # Built here, where the journal and the worktree are; stored by the driver.
-        assert attester is not None
-        record = attester.build(task, journal, worktree, allow_paths, given, isolation=isolation)
-        sealed.append(record)
-        return record.id
-
+    # Built here, where the journal and the worktree are; stored by the driver.
+    attester = job.attester.holding(sealed) if job.attester is not None else None
     try:
         run = run_task(
             task,
@@ -135,7 +120,7 @@ def _run_on_worker(job: _Job) -> _Done:
             keep=job.keep,
             sandbox=job.sandbox,
             journal_dir=journals,
-            attest=build if attester is not None else None,
+            attest=attester,
             report=lines.append,
         )
         journal = run.journal.read_bytes() if run.journal is not None else None
@@ -339,9 +324,8 @@ def run_on_ray(
                 where = address if address is not None else "a local Ray started for this run"
                 cap = f", at most {jobs} at once" if jobs is not None else ""
                 report(f"{len(tasks)} task(s) on Ray ({where}): {slots} CPU slot(s){cap}")
-            return _drive(
-                ray, tasks, agent, jobs, slots, keep, sandbox, journal_dir, attest, report, scratch
-            )
+            driver = _Driver(ray, tasks, agent, keep, sandbox, journal_dir, attest, report, scratch)
+            return driver.drive(min(slots if jobs is None else min(jobs, slots), len(tasks)))
         finally:
             ray.shutdown()  # connected: only this driver leaves; started here: the Ray stops
             shutil.rmtree(scratch, ignore_errors=True)
@@ -361,96 +345,123 @@ class _TaskRunner:
         return _run_on_worker(job)
 
 
-def _drive(
-    ray: ModuleType,
-    tasks: Sequence[Golden],
-    agent: str,
-    jobs: int | None,
-    slots: int,
-    keep: bool,
-    sandbox: Sandbox,
-    journal_dir: Path | None,
-    attest: Attester | None,
-    report: Callable[[str], None] | None,
-    scratch: Path,
-) -> list[TaskRun]:
-    # One CPU per slot: the cluster's slots are its CPUs. No restart, no retry: an agent is
-    # never run twice behind the user's back (a retried agent would see a second, different
-    # run); a slot whose worker died gets a new worker for the tasks still to run.
-    runner = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskRunner)
-    runs: list[TaskRun | None] = [None] * len(tasks)
-    errors: dict[int, str] = {}
-    queued = iter(range(len(tasks)))
-    # What is awaited: a worker becoming ready (index None) or a task's result (its index).
-    pending: dict[Any, tuple[Any, int | None, str]] = {}
-    started_workers = 0
-    unstarted = ""
+@dataclass
+class _Driver:
+    """The driver's side of a Ray run: one worker (a :class:`_TaskRunner` actor) per slot, each
+    given the next task as soon as it is done; what comes back is made whole here, and a lost
+    worker's task is a crash record and its slot a new worker."""
 
-    def start_worker() -> None:
-        nonlocal started_workers
-        actor = runner.remote()
-        started_workers += 1
-        pending[actor.__ray_ready__.remote()] = (actor, None, "")
+    ray: ModuleType
+    tasks: Sequence[Golden]
+    agent: str
+    keep: bool
+    sandbox: Sandbox
+    journal_dir: Path | None
+    attest: Attester | None
+    report: Callable[[str], None] | None
+    scratch: Path
+    runs: list[TaskRun | None] = field(init=False)
+    errors: dict[int, str] = field(default_factory=dict)
+    # What is awaited: a worker becoming ready (index None) or a task's result (its index),
+    # with the worker and the task's scratch folder name.
+    pending: dict[Any, tuple[Any, int | None, str]] = field(default_factory=dict)
+    started_workers: int = 0
+    unstarted: str = ""  # why Ray could not start a worker
 
-    def give(actor: Any) -> None:
+    def __post_init__(self) -> None:
+        self.runs = [None] * len(self.tasks)
+        self._queued = iter(range(len(self.tasks)))
+        # One CPU per slot: the cluster's slots are its CPUs. No restart, no retry: an agent is
+        # never run twice behind the user's back (a retried agent would see a second, different
+        # run); a slot whose worker died gets a new worker for the tasks still to run.
+        self._runner = self.ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskRunner)
+
+    def drive(self, workers: int) -> list[TaskRun]:
+        """Every task run on ``workers`` workers, in task order.
+
+        Raises:
+            AssayError: no worker could run the tasks left; the first task (in task order) that
+                Ray could not run, or whose result could not be made whole.
+        """
+        for _ in range(workers):
+            self._start_worker()
+        while self.pending:
+            [ref], _ = self.ray.wait(list(self.pending), num_returns=1)
+            actor, index, job_scratch = self.pending.pop(ref)
+            if index is None:  # a worker is ready, or could not start
+                self._ready(ref, actor)
+            elif self._collect(ref, actor, index, job_scratch):
+                self._give(actor)
+            elif self.started_workers < 2 * len(self.tasks):  # bounded: a worker that always dies
+                self._start_worker()
+        if next(self._queued, None) is not None:  # tasks left, and no worker to run them
+            raise AssayError(self.unstarted or "the Ray workers were lost before every task ran")
+        if self.errors:  # as locally: every task ran, then the first failure in task order stops it
+            raise AssayError(self.errors[min(self.errors)])
+        return [run for run in self.runs if run is not None]
+
+    def _start_worker(self) -> None:
+        actor = self._runner.remote()
+        self.started_workers += 1
+        self.pending[actor.__ray_ready__.remote()] = (actor, None, "")
+
+    def _ready(self, ref: Any, actor: Any) -> None:
+        try:
+            self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            self.unstarted = f"Ray could not start a worker: {_first_line(exc)}"
+            return  # the other slots go on; with none left, the run stops
+        self._give(actor)
+
+    def _give(self, actor: Any) -> None:
         """The next task to ``actor``; with none left, the worker is let go."""
-        index = next(queued, None)
+        index = next(self._queued, None)
         if index is None:
-            ray.kill(actor)
+            self.ray.kill(actor)
             return
         # A worker's working folder is not ours: it gets the task by its absolute path.
-        task = replace(tasks[index], source=os.path.abspath(tasks[index].source))
-        job = _Job(task, agent, keep, sandbox, attest, f"assay-agent-{secrets.token_hex(8)}")
-        pending[actor.run.remote(job)] = (actor, index, job.scratch)
+        task = replace(self.tasks[index], source=os.path.abspath(self.tasks[index].source))
+        name = f"assay-agent-{secrets.token_hex(8)}"
+        job = _Job(task, self.agent, self.keep, self.sandbox, self.attest, name)
+        self.pending[actor.run.remote(job)] = (actor, index, job.scratch)
 
-    for _ in range(min(slots if jobs is None else min(jobs, slots), len(tasks))):
-        start_worker()
-    while pending:
-        [ref], _ = ray.wait(list(pending), num_returns=1)
-        actor, index, job_scratch = pending.pop(ref)
-        if index is None:  # a worker is ready, or could not start
-            try:
-                ray.get(ref)
-            except ray.exceptions.RayError as exc:
-                unstarted = f"Ray could not start a worker: {_first_line(exc)}"
-                continue  # the other slots go on; with none left, the run stops below
-            give(actor)
-            continue
-        task = tasks[index]
+    def _collect(self, ref: Any, actor: Any, index: int, job_scratch: str) -> bool:
+        """A task's result taken in; False when its worker was lost (and let go)."""
+        task = self.tasks[index]
         try:
             try:
-                done: _Done = ray.get(ref)
-            except _lost(ray) as exc:  # the worker, its node or its result was lost
-                if not keep:  # its scratch folder, when its node is this machine
-                    shutil.rmtree(Path(tempfile.gettempdir()) / job_scratch, True)
-                reason = _why_lost(exc)
-                runs[index] = _lost_run(task, reason, journal_dir, attest, scratch)
-                if report is not None:
-                    report(f"task {task.id}: {reason}: recorded as a crash")
-                ray.kill(actor)
-                actor = None  # its slot gets a new worker below
-            except ray.exceptions.RayError as exc:
+                done: _Done = self.ray.get(ref)
+            except _lost(self.ray) as exc:  # the worker, its node or its result was lost
+                self._lost_worker(task, index, job_scratch, exc, actor)
+                return False
+            except self.ray.exceptions.RayError as exc:
                 # Ray could not run it (or the worker's own code failed): not the agent's doing.
-                errors[index] = f"task {task.id}: Ray could not run it: {_first_line(exc)}"
+                self.errors[index] = f"task {task.id}: Ray could not run it: {_first_line(exc)}"
             else:
-                for line in done.lines:
-                    if report is not None:
-                        report(line)
-                if done.error is not None:
-                    errors[index] = done.error
-                elif done.run is not None:
-                    runs[index] = _received(done, done.run, journal_dir, attest)
+                self._take(index, done)
         except AssayError as exc:  # the tasks still running finish first, as locally
-            errors[index] = str(exc)
-        if actor is not None:
-            give(actor)
-        elif started_workers < 2 * len(tasks):  # bounded: a worker that always dies
-            start_worker()
-    if next(queued, None) is not None:  # tasks left, and no worker to run them
-        raise AssayError(unstarted or "the Ray workers were lost before every task ran")
-    if errors:  # as locally: every task ran, then the first failure in task order stops it
-        raise AssayError(errors[min(errors)])
-    return [run for run in runs if run is not None]
+            self.errors[index] = str(exc)
+        return True
+
+    def _lost_worker(
+        self, task: Golden, index: int, job_scratch: str, exc: BaseException, actor: Any
+    ) -> None:
+        if not self.keep:  # its scratch folder, when its node is this machine
+            shutil.rmtree(Path(tempfile.gettempdir()) / job_scratch, True)
+        reason = _why_lost(exc)
+        self.runs[index] = _lost_run(task, reason, self.journal_dir, self.attest, self.scratch)
+        if self.report is not None:
+            self.report(f"task {task.id}: {reason}: recorded as a crash")
+        self.ray.kill(actor)  # its slot gets a new worker
+
+    def _take(self, index: int, done: _Done) -> None:
+        for line in done.lines:
+            if self.report is not None:
+                self.report(line)
+        if done.error is not None:
+            self.errors[index] = done.error
+        elif done.run is not None:
+            self.runs[index] = _received(done, done.run, self.journal_dir, self.attest)
 
 
 def _received(

@@ -7,9 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from assay._version import __version__
-from assay.agent._scoring import AGENT, AgentRun
+from assay.agent._scoring import AgentRun
 from assay.agent._taxonomy import CATEGORIES
-from assay.vocabulary import AGENT_TELEMETRY, STATUSES
 
 
 def run_document(run: AgentRun, selection: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,67 +92,3 @@ def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:
         )
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}
-
-
-def upgrade_record(document: dict[str, Any]) -> dict[str, Any]:
-    """A run record of schema version 1 (assay 0.1) in the version 2 shape, so ``report``,
-    ``failures`` and ``--compare`` keep working across the upgrade. A v1 record already holds
-    everything v2 needs: results get their status, score, decided_by and check records, and the
-    summary its totals, from what v1 stored."""
-    if document.get("schema_version") != 1:
-        return document
-    results = [_upgrade_result(task) for task in document.get("results", [])]
-    summary = dict(document.get("summary", {}))
-    passed = sum(1 for r in results if r["status"] == "pass")
-    counts = dict.fromkeys(STATUSES, 0)
-    for r in results:
-        counts[r["status"]] += 1
-    total = len(results)
-    totals_ = {
-        "total": total,
-        "counts": counts,
-        "pass_rate": passed / total if total else 0.0,
-        "mean_score": passed / total if total else None,
-    }
-    summary.pop("tasks", None)
-    summary.pop("passed", None)
-    summary = {**totals_, "candidates": [{"candidate": AGENT, **totals_}], **summary}
-    return {
-        **document,
-        "schema_version": 2,
-        "kind": "agent",
-        "results": results,
-        "summary": summary,
-    }
-
-
-def _upgrade_result(task: Mapping[str, Any]) -> dict[str, Any]:
-    has_telemetry = task.get("telemetry", True)
-    passed = bool(task.get("passed"))
-    out: dict[str, Any] = {
-        "id": task["id"],
-        "tier": task.get("tier"),
-        "candidate": AGENT,
-        "status": "pass" if passed else ("fail" if has_telemetry else "no-output"),
-        "passed": passed,
-        "score": 1.0 if passed else 0.0,
-        "decided_by": AGENT_TELEMETRY if has_telemetry else None,
-        "checks": [
-            {
-                "text": c["op"],
-                "op": c["op"],
-                "passed": c["passed"],
-                "reason": None,
-                "evidence": None,
-            }
-            for c in task.get("checks", [])
-        ],
-    }
-    if task.get("title") is not None:
-        out["title"] = task["title"]
-    if has_telemetry:
-        out["telemetry"] = {k: task.get(k, 0) for k in ("cost_usd", "duration_s", "tests_failed")}
-    for key in ("failure", "safety"):
-        if task.get(key) is not None:
-            out[key] = task[key]
-    return out

@@ -4,12 +4,15 @@ every run writes to, is :mod:`assay.gate._store`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from assay.agent._record import upgrade_record
 from assay.errors import RunStoreError
 from assay.gate._store import RUN_SCHEMA_VERSION, _order, list_runs, runs_dir, save_run
 from assay.io import read_json
+
+# Schema versions of run records an older assay wrote: refused, naming the file (never read in
+# today's shape); a listing skips them with a warning, --compare looks past them.
+OLD_SCHEMA_VERSIONS: Final = (1,)
 
 
 def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -33,14 +36,29 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
             field="--run",
         )
     path = runs_dir(root) / f"{run_id}.json"
-    document = read_json(path, RunStoreError)
-    if isinstance(document, dict) and document.get("schema_version") == 1:
-        try:  # a record of assay 0.1: read it in today's shape
-            document = upgrade_record(document)
-        except (KeyError, TypeError, AttributeError, ValueError):
-            raise RunStoreError(
-                "a damaged run record (schema version 1) cannot be read", source=str(path)
-            ) from None
+    return _checked(read_json(path, RunStoreError), path)
+
+
+def _old_version(document: Any) -> int | None:
+    """The schema version of a record an older assay wrote, else None."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    return version if type(version) is int and version in OLD_SCHEMA_VERSIONS else None
+
+
+def _checked(document: Any, path: Path) -> dict[str, Any]:
+    """The record read from ``path``, in the shape the views read.
+
+    Raises:
+        RunStoreError: a record of an older or unknown schema version, or a damaged one.
+    """
+    old = _old_version(document)
+    if old is not None:
+        raise RunStoreError(
+            f"a run record of schema version {old}, written by an older assay, which this one "
+            "no longer reads: move it out of .assay/runs/ or delete it",
+            source=str(path),
+            field="schema_version",
+        )
     if isinstance(document, dict) and document.get("kind") == "gate" and "rows" in document:
         from assay.gate._record import expand_rows
 
@@ -101,15 +119,20 @@ def previous_run(
     root: Path, before: str | None = None, kind: str = "agent"
 ) -> dict[str, Any] | None:
     """The latest run of ``kind`` saved before ``before`` (or the latest of all when None):
-    gate runs and agent runs share the store, and an agent run compares with agent runs."""
+    gate runs and agent runs share the store, and an agent run compares with agent runs. A
+    record of an older assay is passed over: today's run has nothing to compare with in it."""
     ids = list_runs(root)
     if before is not None:
         ids = [i for i in ids if _order(i) < _order(before)]
     for run_id in reversed(ids):
-        if kind != "gate" and _is_gate_record(runs_dir(root) / f"{run_id}.json"):
+        path = runs_dir(root) / f"{run_id}.json"
+        if kind != "gate" and _is_gate_record(path):
             continue  # every CI job saves a gate run: not read whole to be passed over
+        raw = read_json(path, RunStoreError)
+        if _old_version(raw) is not None:  # an older assay's record: nothing to compare with
+            continue
         try:
-            document = load_run(root, run_id)
+            document = _checked(raw, path)
         except RunStoreError as exc:
             if exc.field == "rows":  # a damaged gate record: not the agent run looked for
                 continue

@@ -1,8 +1,10 @@
 """Agent-run telemetry: one record per task, from a folder of ``<task_id>.json`` or JSONL rows.
 
-Only ``task_id`` is required; a missing field takes its zero value. Unknown fields are errors
-(a typo such as ``test_failed`` must not silently read as zero), except extension fields named
-``x_*``. Every error names the file (and line) and the field.
+Only ``task_id`` is required; a missing (or null) field takes its zero value. Unknown fields are
+errors (a typo such as ``test_failed`` must not silently read as zero; its near miss is named),
+except extension fields named ``x_*``. assay 0.1's ``tokens_input`` and ``tokens_output`` are no
+longer read: a record using them is an error naming the field's new name. Every error names the
+file (and line) and the field.
 """
 
 from __future__ import annotations
@@ -14,70 +16,63 @@ from typing import Any, Final
 
 from assay.errors import TelemetryError
 from assay.io import iter_jsonl_objects, read_json, require_regular_file
-from assay.validate import is_number
+from assay.validate import At, Bool, Int, List, Num, Spec, Str, Table, rule
 
-_COUNTS: Final = (
-    "turns_used",
-    "input_tokens",
-    "output_tokens",
-    "tests_run",
-    "tests_passed",
-    "tests_failed",
-    "completion_signals_checked",
-    "completion_signals_passed",
-    "crashes",
-    "orphans",
-    "merge_conflicts",
-)
-_AMOUNTS: Final = ("duration_s", "cost_usd")
-# assay 0.1's names of the token counts, accepted for one release (one vocabulary: the model
-# calls' statistics and the telemetry both say input_tokens / output_tokens now).
-DEPRECATED_ALIASES: Final = {"tokens_input": "input_tokens", "tokens_output": "output_tokens"}
-_PATH_LISTS: Final = ("files_read", "files_modified")
 JUDGE_KEYS: Final = ("correctness", "style", "test_coverage", "safety")
-_KNOWN: Final = frozenset(
-    {
-        "task_id",
-        *_COUNTS,
-        *_AMOUNTS,
-        *_PATH_LISTS,
-        *DEPRECATED_ALIASES,
-        "compile_error",
-        "judge",
-        "output",
-        "attestation",
-        "error",
-    }
+_COUNT: Final = Int(at_least=0, integral=True, message="must be an integer >= 0")
+_AMOUNT: Final = Num(at_least=0)
+_PATHS: Final = List(Str(message="must be a list of paths"), message="must be a list of paths")
+_JUDGE: Final = Table(
+    dict.fromkeys(JUDGE_KEYS, Num(message="must be a number (0..5)")),
+    unknown=f"unknown judge score (use {', '.join(JUDGE_KEYS)})",
+    message="must be an object of scores",
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Telemetry:
-    """What the orchestrator observed for one task (zero values where it said nothing)."""
+    """What the orchestrator observed for one task (zero values where it said nothing); each
+    field a record may hold is declared here with its rule."""
 
-    task_id: str
+    task_id: str = field(
+        metadata={"rule": Str(pattern=".+", message="required: a non-empty string", required=True)}
+    )
     source: str
-    duration_s: float = 0.0
-    cost_usd: float = 0.0
-    turns_used: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tests_run: int = 0
-    tests_passed: int = 0
-    tests_failed: int = 0
-    completion_signals_checked: int = 0
-    completion_signals_passed: int = 0
-    crashes: int = 0
-    orphans: int = 0
-    merge_conflicts: int = 0
-    compile_error: bool = False
-    files_read: tuple[str, ...] = ()
-    files_modified: tuple[str, ...] = ()
-    judge: Mapping[str, float] | None = None
-    output: Any = ""
-    attestation: str | None = None
-    error: str | None = None  # the task could not be run or measured (its cause, one line)
+    duration_s: float = rule(_AMOUNT, 0.0)
+    cost_usd: float = rule(_AMOUNT, 0.0)
+    turns_used: int = rule(_COUNT, 0)
+    input_tokens: int = rule(_COUNT, 0)
+    output_tokens: int = rule(_COUNT, 0)
+    tests_run: int = rule(_COUNT, 0)
+    tests_passed: int = rule(_COUNT, 0)
+    tests_failed: int = rule(_COUNT, 0)
+    completion_signals_checked: int = rule(_COUNT, 0)
+    completion_signals_passed: int = rule(_COUNT, 0)
+    crashes: int = rule(_COUNT, 0)
+    orphans: int = rule(_COUNT, 0)
+    merge_conflicts: int = rule(_COUNT, 0)
+    compile_error: bool = rule(Bool(), False)
+    files_read: tuple[str, ...] = rule(_PATHS, ())
+    files_modified: tuple[str, ...] = rule(_PATHS, ())
+    judge: Mapping[str, float] | None = rule(_JUDGE, None)
+    output: Any = rule(Spec(), "")  # noqa: RUF009 (a Field)
+    attestation: str | None = rule(
+        Str(pattern="sha256:.*", message="must be an attestation id 'sha256:...'"), None
+    )
+    # The task could not be run or measured (its cause, one line).
+    error: str | None = rule(
+        Str(pattern=r"\s*\S.*", message="must be a non-empty text (the cause)"), None
+    )
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+_RECORD: Final = Table.of(
+    Telemetry,
+    unknown="unknown field (extension fields must start with 'x_')",
+    keep=lambda key: key.startswith("x_"),
+    renamed={"tokens_input": "input_tokens", "tokens_output": "output_tokens"},
+    null_absent=True,
+)
 
 
 def parse_record(data: Any, source: str) -> Telemetry:
@@ -88,86 +83,9 @@ def parse_record(data: Any, source: str) -> Telemetry:
     """
     if not isinstance(data, dict):
         raise TelemetryError("a telemetry record must be a JSON object", source=source)
-    task_id = data.get("task_id")
-    if not isinstance(task_id, str) or not task_id:
-        raise TelemetryError("required: a non-empty string", source=source, field="task_id")
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    written: dict[str, str] = {}  # new name -> the deprecated name the record used
-    for old, new in DEPRECATED_ALIASES.items():
-        if old in data:
-            if new in data:
-                raise TelemetryError(
-                    f"give {new} only ({old} is its deprecated name)", source=source, field=old
-                )
-            data = {**data, new: data[old]}
-            del data[old]
-            written[new] = old
-    for key, value in data.items():
-        if key not in _KNOWN:
-            if key.startswith("x_"):
-                extra[key] = value
-                continue
-            raise TelemetryError(
-                "unknown field (extension fields must start with 'x_')", source=source, field=key
-            )
-    for key in _COUNTS:
-        if key in data and data[key] is not None:
-            value = data[key]
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                field_ = written.get(key, key)  # name the field as the file spells it
-                raise TelemetryError("must be an integer >= 0", source=source, field=field_)
-            values[key] = value
-    for key in _AMOUNTS:
-        if key in data and data[key] is not None:
-            if not is_number(data[key]) or data[key] < 0:
-                raise TelemetryError("must be a number >= 0", source=source, field=key)
-            values[key] = float(data[key])
-    for key in _PATH_LISTS:
-        if key in data and data[key] is not None:
-            value = data[key]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise TelemetryError("must be a list of paths", source=source, field=key)
-            values[key] = tuple(value)
-    if data.get("compile_error") is not None:
-        if not isinstance(data["compile_error"], bool):
-            raise TelemetryError("must be true or false", source=source, field="compile_error")
-        values["compile_error"] = data["compile_error"]
-    judge = data.get("judge")
-    if judge is not None:
-        if not isinstance(judge, dict):
-            raise TelemetryError("must be an object of scores", source=source, field="judge")
-        verdict: dict[str, float] = {}
-        for key, value in judge.items():
-            if key not in JUDGE_KEYS:
-                raise TelemetryError(
-                    f"unknown judge score (use {', '.join(JUDGE_KEYS)})",
-                    source=source,
-                    field=f"judge.{key}",
-                )
-            if not is_number(value):
-                raise TelemetryError("must be a number (0..5)", source=source, field=f"judge.{key}")
-            verdict[key] = float(value)
-        values["judge"] = verdict
-    if data.get("output") is not None:
-        values["output"] = data["output"]
-    attestation = data.get("attestation")
-    if attestation is not None:
-        if not isinstance(attestation, str) or not attestation.startswith("sha256:"):
-            raise TelemetryError(
-                "must be an attestation id 'sha256:...'", source=source, field="attestation"
-            )
-        values["attestation"] = attestation
-    error = data.get("error")
-    if error is not None:
-        if not isinstance(error, str) or not error.strip():
-            raise TelemetryError(
-                "must be a non-empty text (the cause)", source=source, field="error"
-            )
-        values["error"] = error
-    return Telemetry(task_id=task_id, source=source, extra=extra, **values)
+    values = _RECORD.check(data, At(source, "", TelemetryError))
+    extra = {key: value for key, value in data.items() if key.startswith("x_")}
+    return Telemetry(source=source, extra=extra, **values)
 
 
 def _iter_folder(folder: Path) -> Iterator[Telemetry]:

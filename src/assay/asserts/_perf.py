@@ -25,29 +25,26 @@ def _budget(args: Mapping[str, Any], unit: str) -> float:
     return float(threshold)
 
 
-def op_latency(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    budget = _budget(args, "milliseconds")
-    measured = view.latency_ms
+def _within(budget: float, measured: float | None, what: str, key: str, over: str) -> Outcome:
+    """``measured`` (the ``what`` of the call, ``key`` in the evidence) against ``budget``: over
+    it fails, saying ``over`` (formatted with both); nothing measured is a problem, never a
+    pass."""
     if measured is None:
-        raise ArgumentProblem("no latency measured (static outputs)", {"reason": "no_latency"})
+        raise ArgumentProblem(f"no {what} measured (static outputs)", {"reason": f"no_{what}"})
     if measured <= budget:
         return True, None, None
     return (
         False,
-        f"the call took {measured:.0f} ms, over the {budget:g} ms budget",
-        {"reason": "over_budget", "latency_ms": measured, "threshold": budget},
+        over.format(measured=measured, budget=budget),
+        {"reason": "over_budget", key: measured, "threshold": budget},
     )
+
+
+def op_latency(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
+    over = "the call took {measured:.0f} ms, over the {budget:g} ms budget"
+    return _within(_budget(args, "milliseconds"), view.latency_ms, "latency", "latency_ms", over)
 
 
 def op_cost(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    budget = _budget(args, "USD")
-    measured = view.cost_usd
-    if measured is None:
-        raise ArgumentProblem("no cost measured (static outputs)", {"reason": "no_cost"})
-    if measured <= budget:
-        return True, None, None
-    return (
-        False,
-        f"the call cost ${measured:.6g}, over the ${budget:g} budget",
-        {"reason": "over_budget", "cost_usd": measured, "threshold": budget},
-    )
+    over = "the call cost ${measured:.6g}, over the ${budget:g} budget"
+    return _within(_budget(args, "USD"), view.cost_usd, "cost", "cost_usd", over)

@@ -62,7 +62,7 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
             return f"{reference}: importing {target} raised {type(exc).__name__}: {exc}"
     else:
         # The one rule for a module of the project, shared with the python provider.
-        from assay._project_modules import import_project_module
+        from assay.plugins import import_project_module
 
         try:
             module = import_project_module(target, root)

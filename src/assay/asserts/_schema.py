@@ -272,16 +272,6 @@ def _additional(error: Any) -> list[str]:
     ]
 
 
-def schema_issues(schema: Any, instance: Any, registry: Any = None) -> list[dict[str, Any]]:
-    """Validate and return one issue per violation (empty when valid).
-
-    Raises:
-        ArgumentProblem: the schema is invalid, of an unknown draft, has an unresolvable $ref,
-            or one of its patterns exceeded the time budget.
-    """
-    return validator_issues(compile_schema(schema, registry), instance)
-
-
 def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
     """The issues of ``instance`` under an already compiled validator."""
     from jsonschema import exceptions

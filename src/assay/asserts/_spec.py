@@ -308,95 +308,119 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
 
 def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertSpec:
     if isinstance(raw, str):
-        cached = _STRING_SPECS.get(raw)
-        if cached is not None:
-            return cached
-        op_text, sep, arg = raw.partition(":")
-        op_text = op_text.strip()
-        if not op_text:
-            raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
-        op, negate = _split_negation(op_text)
-        if op == JUDGE_OP:
-            raise GoldenError(
-                'judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})',
-                source=source,
-                field=field,
-            )
-        if op in GROUP_OPS:
-            raise GoldenError(
-                f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})",
-                source=source,
-                field=field,
-            )
-        args: dict[str, Any] = {"value": arg} if sep else {}
-        spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
-        if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
-            _STRING_SPECS[raw] = spec
-        return spec
+        return _parse_string(raw, source, field)
     if isinstance(raw, Mapping):
-        data = dict(raw)
-        for key in data:
-            if not isinstance(key, str):
-                # {1: x} or YAML's `yes:` (true): sorting or naming such keys later fails.
-                raise GoldenError(
-                    f"an assert's keys must be text; YAML read {key!r} as "
-                    f"{yaml_typed(key) or type(key).__name__}: quote it",
-                    source=source,
-                    field=field,
-                )
-        if not _ARG_ALIASES.keys().isdisjoint(data):
-            data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in data.items()}
-        if "op" in data or "type" in data:
-            if "op" in data and "type" in data:
-                raise GoldenError("give 'op' or 'type', not both", source=source, field=field)
-            op_value = data.pop("op") if "op" in data else data.pop("type")
-        elif len(data) == 1:
-            # An unquoted ``- contains: foo`` in YAML: the single key is the op.
-            op_value, only = next(iter(data.items()))
-            typed = yaml_typed(only)
-            if typed is not None:
-                # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
-                # assert would test something the author never wrote.
-                raise GoldenError(
-                    f"YAML read the value of '{op_value}' as {typed}: quote it "
-                    f"('{op_value}: \"...\"') to test the text you wrote",
-                    source=source,
-                    field=field,
-                )
-            data = {"value": only}
-        else:
-            raise GoldenError(
-                "an assert mapping needs an 'op' (e.g. {op: contains, value: foo})",
-                source=source,
-                field=field,
-            )
-        if not isinstance(op_value, str) or not op_value.strip():
-            raise GoldenError(
-                "an assert's op must be a non-empty string", source=source, field=field
-            )
-        for key, value in data.items():
-            dated = find_date(value)
-            if dated is not None:
-                raise GoldenError(
-                    f"YAML read {dated} as a date, which is not JSON: quote it",
-                    source=source,
-                    field=f"{field}.{key}",
-                )
-        op, negate = _split_negation(op_value.strip())
-        if "weight" in data and not _is_weight(data["weight"]):
-            raise GoldenError(
-                f"weight must be a number >= 0, not {data['weight']!r}",
-                source=source,
-                field=f"{field}.weight",
-            )
-        if op == JUDGE_OP:
-            return _judge_spec(negate, data, source, field, nested)
-        children = (
-            _group_children(op, negate, data, source, field, nested) if (op in GROUP_OPS) else None
-        )
-        return AssertSpec(op=op, negate=negate, args=data, children=children)
+        return _parse_mapping(raw, source, field, nested)
     raise GoldenError(
         f"an assert must be a string like 'contains:foo' or a mapping, not {type(raw).__name__}",
+        source=source,
+        field=field,
+    )
+
+
+def _parse_string(raw: str, source: str | None, field: str) -> AssertSpec:
+    """``'op'`` or ``'op:value'`` (``'not-op:value'`` negated); specs of the same text are
+    one spec, cached: a large suite writes the same few strings again and again."""
+    cached = _STRING_SPECS.get(raw)
+    if cached is not None:
+        return cached
+    op_text, sep, arg = raw.partition(":")
+    op_text = op_text.strip()
+    if not op_text:
+        raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
+    op, negate = _split_negation(op_text)
+    if op == JUDGE_OP:
+        raise GoldenError(
+            'judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})',
+            source=source,
+            field=field,
+        )
+    if op in GROUP_OPS:
+        raise GoldenError(
+            f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})",
+            source=source,
+            field=field,
+        )
+    args: dict[str, Any] = {"value": arg} if sep else {}
+    spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
+    if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
+        _STRING_SPECS[raw] = spec
+    return spec
+
+
+def _parse_mapping(
+    raw: Mapping[Any, Any], source: str | None, field: str, nested: bool
+) -> AssertSpec:
+    """``{op: ..., ...}`` (or ``type:``), or YAML's unquoted ``{contains: foo}``; a
+    ``judge`` or a group has its own arguments checked here."""
+    data = _text_keys(raw, source, field)
+    op_value, data = _op_and_arguments(data, source, field)
+    if not isinstance(op_value, str) or not op_value.strip():
+        raise GoldenError("an assert's op must be a non-empty string", source=source, field=field)
+    for key, value in data.items():
+        dated = find_date(value)
+        if dated is not None:
+            raise GoldenError(
+                f"YAML read {dated} as a date, which is not JSON: quote it",
+                source=source,
+                field=f"{field}.{key}",
+            )
+    op, negate = _split_negation(op_value.strip())
+    if "weight" in data and not _is_weight(data["weight"]):
+        raise GoldenError(
+            f"weight must be a number >= 0, not {data['weight']!r}",
+            source=source,
+            field=f"{field}.weight",
+        )
+    if op == JUDGE_OP:
+        return _judge_spec(negate, data, source, field, nested)
+    children = (
+        _group_children(op, negate, data, source, field, nested) if (op in GROUP_OPS) else None
+    )
+    return AssertSpec(op=op, negate=negate, args=data, children=children)
+
+
+def _text_keys(raw: Mapping[Any, Any], source: str | None, field: str) -> dict[str, Any]:
+    """The mapping's keys, every one text, camelCase aliases in snake_case."""
+    data = dict(raw)
+    for key in data:
+        if not isinstance(key, str):
+            # {1: x} or YAML's `yes:` (true): sorting or naming such keys later fails.
+            raise GoldenError(
+                f"an assert's keys must be text; YAML read {key!r} as "
+                f"{yaml_typed(key) or type(key).__name__}: quote it",
+                source=source,
+                field=field,
+            )
+    if not _ARG_ALIASES.keys().isdisjoint(data):
+        data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in data.items()}
+    return data
+
+
+def _op_and_arguments(
+    data: dict[str, Any], source: str | None, field: str
+) -> tuple[Any, dict[str, Any]]:
+    """The op as written (not checked yet) and the arguments beside it."""
+    if "op" in data or "type" in data:
+        if "op" in data and "type" in data:
+            raise GoldenError("give 'op' or 'type', not both", source=source, field=field)
+        return (data.pop("op") if "op" in data else data.pop("type")), data
+    if len(data) == 1:
+        # An unquoted ``- contains: foo`` in YAML: the single key is the op.
+        op_value, only = next(iter(data.items()))
+        typed = yaml_typed(only)
+        if typed is not None:
+            # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
+            # assert would test something the author never wrote.
+            raise GoldenError(
+                f"YAML read the value of '{op_value}' as {typed}: quote it "
+                f"('{op_value}: \"...\"') to test the text you wrote",
+                source=source,
+                field=field,
+            )
+        return op_value, {"value": only}
+    raise GoldenError(
+        "an assert mapping needs an 'op' (e.g. {op: contains, value: foo})",
         source=source,
         field=field,
     )

@@ -29,6 +29,7 @@ from assay.attest._scan import (
 from assay.attest._truth import ground_truth
 from assay.errors import AssayError, GoldenError
 from assay.goldens import Golden
+from assay.validate import At, List, Str, Table
 
 SCHEMA_VERSION: Final = 1
 
@@ -47,6 +48,18 @@ def sign(key: bytes, record: dict[str, Any]) -> str:
 
 
 ISOLATION_KINDS: Final = ("bubblewrap", "docker", "none")
+_KIND, _PATHS = (
+    f"{{value}} is not one of {', '.join(ISOLATION_KINDS)}",
+    "not a list of path strings",
+)
+_ISOLATION: Final = Table(
+    {
+        "kind": Str(choices=ISOLATION_KINDS, message=_KIND, required=_KIND.format(value=None)),
+        "not_mounted": List(Str(message=_PATHS), message=_PATHS),
+    },
+    unknown="unknown key {key} (kind, not_mounted)",
+    names_table=True,
+)
 
 
 def isolation_field(isolation: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,19 +70,8 @@ def isolation_field(isolation: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         AssayError: an unknown key, a kind not in ``ISOLATION_KINDS``, a path not a string.
     """
-    unknown = sorted(str(k) for k in set(isolation) - {"kind", "not_mounted"})
-    if unknown:
-        raise AssayError(f"unknown key {unknown[0]!r} (kind, not_mounted)", field="isolation")
-    kind = isolation.get("kind")
-    if not isinstance(kind, str) or kind not in ISOLATION_KINDS:
-        kinds = ", ".join(ISOLATION_KINDS)
-        raise AssayError(f"{kind!r} is not one of {kinds}", field="isolation.kind")
-    paths = isolation.get("not_mounted", [])
-    if not isinstance(paths, list | tuple | set | frozenset) or not all(
-        isinstance(p, str) for p in paths
-    ):
-        raise AssayError("not a list of path strings", field="isolation.not_mounted")
-    return {"kind": kind, "not_mounted": sorted(set(paths))}
+    checked = _ISOLATION.check(isolation, At(None, "", AssayError), "isolation")
+    return {"kind": checked["kind"], "not_mounted": sorted(set(checked.get("not_mounted", ())))}
 
 
 @dataclass(slots=True)

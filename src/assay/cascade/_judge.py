@@ -31,6 +31,7 @@ from assay.validate import is_number
 from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
+    from assay.asserts import CheckResult
     from assay.config import JudgeSettings
     from assay.goldens import Golden
     from assay.models import OutputCache, RunStats
@@ -199,6 +200,11 @@ def structured_config(config: Any, settings: JudgeSettings) -> Any:
     return replace(config, response_format=text)
 
 
+# What a pending result asks the judge: the items of its ``judge`` asserts as (assert index,
+# item index), or for a tier 3 result the index of its one item (the golden's rubric).
+_Asked = list[tuple[int, int]] | int
+
+
 def apply_judge(
     pending: Sequence[tuple[Result, Any, Golden]],
     settings: JudgeSettings,
@@ -213,16 +219,36 @@ def apply_judge(
     A golden with asserts reached the judge through its ``judge`` asserts: each one still
     pending is one call (its own rubric), all in the same batch, and the result is decided by
     :func:`assay.cascade._cascade.finish_judged`."""
-    import asyncio
+    from assay.cascade._cascade import finish_judged
 
+    items, owned = _judge_items(pending)
+    verdicts = _ask(items, settings, root=root, use_cache=use_cache, stats=stats)
+    decided = []
+    for (result, _, golden), mine in zip(pending, owned, strict=True):
+        if isinstance(mine, int):
+            verdict, error = verdicts[mine]
+            decided.append(_tier3_decided(result, golden, verdict, error))
+            continue
+        graded: dict[int, tuple[float, str] | str] = {}
+        for index, item in mine:
+            verdict, error = verdicts[item]
+            graded[index] = (
+                (verdict["score"], verdict["reason"]) if verdict is not None else str(error)
+            )
+        decided.append(finish_judged(golden, result, graded))
+    return decided
+
+
+def _judge_items(
+    pending: Sequence[tuple[Result, Any, Golden]],
+) -> tuple[list[tuple[str, str, str]], list[_Asked]]:
+    """One batch of ``(output, rubric, expected)`` items for every pending result, and what
+    each result asked (see ``_Asked``)."""
     from assay.asserts import as_text
-    from assay.cascade._cascade import finish_judged, is_pending_judge
-    from assay.models import OutputCache, default_cache_path
+    from assay.cascade._cascade import is_pending_judge
 
     items: list[tuple[str, str, str]] = []
-    # Per pending result: its judge asserts as (assert index, item index), or for a tier 3
-    # result the index of its one item (the golden's rubric).
-    owned: list[list[tuple[int, int]] | int] = []
+    owned: list[_Asked] = []
     for result, output, golden in pending:
         text = as_text(output)
         expected = as_text(golden.expected) if golden.has_expected else ""
@@ -236,53 +262,68 @@ def apply_judge(
                 asked.append((index, len(items)))
                 items.append((text, str(spec.args["rubric"]), expected))
         owned.append(asked)
+    return items, owned
+
+
+def _ask(
+    items: Sequence[tuple[str, str, str]],
+    settings: JudgeSettings,
+    *,
+    root: Path,
+    use_cache: bool,
+    stats: RunStats | None,
+) -> list[tuple[Verdict | None, str | None]]:
+    """The judge's verdicts on ``items``, through the output cache unless told not to."""
+    import asyncio
+
+    from assay.models import OutputCache, default_cache_path
+
     cache = OutputCache(default_cache_path(root)) if use_cache else None
     try:
-        verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats, root=root))
+        return asyncio.run(judge_texts(items, settings, cache=cache, stats=stats, root=root))
     finally:
         if cache is not None:
             cache.close()
-    decided = []
-    for (result, _, golden), mine in zip(pending, owned, strict=True):
-        if not isinstance(mine, int):
-            graded: dict[int, tuple[float, str] | str] = {}
-            for index, item in mine:
-                verdict, error = verdicts[item]
-                graded[index] = (
-                    (verdict["score"], verdict["reason"]) if verdict is not None else str(error)
-                )
-            decided.append(finish_judged(golden, result, graded))
-            continue
-        verdict, error = verdicts[mine]
-        if verdict is None:
-            decided.append(
-                replace(
-                    result,
-                    status="error",
-                    passed=False,
-                    score=None,
-                    decided_by=TIER3,
-                    notes=(f"judge-error: {error}",),
-                )
-            )
-            continue
-        passed = verdict["score"] >= golden.threshold
-        note = (
-            f"judge: {verdict['score']:.2f} ({verdict['reason']})"
-            if verdict["reason"]
-            else (f"judge: {verdict['score']:.2f}")
-        )
-        decided.append(
-            replace(
-                result,
-                status="pass" if passed else "fail",
-                passed=passed,
-                score=verdict["score"],
-                decided_by=TIER3,
-                notes=(note,),
-            )
-        )
-    return decided
+
+
+def _tier3_decided(
+    result: Result, golden: Golden, verdict: Verdict | None, error: str | None
+) -> Result:
+    """A tier 3 result decided by its verdict: pass at the golden's threshold; no verdict is
+    ``error`` (judge-error)."""
+    if verdict is None:
+        return judge_error(result, [f"judge-error: {error}"])
+    passed = verdict["score"] >= golden.threshold
+    note = (
+        f"judge: {verdict['score']:.2f} ({verdict['reason']})"
+        if verdict["reason"]
+        else (f"judge: {verdict['score']:.2f}")
+    )
+    return replace(
+        result,
+        status="pass" if passed else "fail",
+        passed=passed,
+        score=verdict["score"],
+        decided_by=TIER3,
+        notes=(note,),
+    )
+
+
+def judge_error(
+    result: Result, notes: Sequence[str], checks: tuple[CheckResult, ...] | None = None
+) -> Result:
+    """``result`` as the judge left it when it could not grade (a failed call, no verdict):
+    ``error``, never a pass, no score; ``notes`` say why (and ``checks``, when given, replace
+    its checks)."""
+    return replace(
+        result,
+        status="error",
+        passed=False,
+        score=None,
+        decided_by=TIER3,
+        checks=result.checks if checks is None else checks,
+        notes=tuple(notes),
+    )
 
 
 def judge(

@@ -12,10 +12,14 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-import click
+try:  # Ctrl-C while the console script imports the CLI: one line and 130, never a traceback
+    import click
 
-from assay._version import __version__
-from assay.errors import AssayError
+    from assay._version import __version__
+    from assay.errors import AssayError
+except KeyboardInterrupt:
+    sys.stderr.write("assay: interrupted\n")
+    raise SystemExit(130) from None
 
 # Each command's module, imported only when that command runs (or help lists it): a gate run
 # in CI does not pay for the others' imports. In the order `assay --help` lists them.
@@ -32,7 +36,11 @@ COMMANDS: Final = {
     "cache": "assay.cli.cache:cache_group",
     "tasks": "assay.cli.tasks:tasks_group",
     "import": "assay.cli.import_:import_group",
-    "run": "assay.cli.run:run_command",
+}
+# Commands that are gone, and what does their job now: named in the error, not run.
+RETIRED: Final = {
+    "run": "use assay gate (the outputs you give), assay eval (prompt candidates through their "
+    "models) or assay bench (an agent on the tasks)",
 }
 
 
@@ -50,6 +58,14 @@ class _LazyGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        hint = RETIRED.get(args[0]) if args else None
+        if hint is not None:
+            ctx.fail(f"No such command {args[0]!r}: {hint}.")
+        return super().resolve_command(ctx, args)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -87,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo("assay: interrupted", err=True)
         code = 130
     except BrokenPipeError:
-        # The reader went away (e.g. `assay run | head`): not an error of ours.
+        # The reader went away (e.g. `assay gate ... | head`): not an error of ours.
         sys.stderr.close()
         code = 0
     finally:

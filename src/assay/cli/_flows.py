@@ -1,6 +1,6 @@
-"""What ``assay gate``, ``assay eval``, ``assay bench`` and ``assay run`` do once their flags are
-parsed and checked: run the gate or the agent benchmark, print the report, return the exit code.
-One place, so the commands differ only in the flags they take."""
+"""What ``assay gate``, ``assay eval`` and ``assay bench`` do once their flags are parsed and
+checked: run the gate or the agent benchmark, print the report, return the exit code. One place,
+so the commands differ only in the flags they take."""
 
 from __future__ import annotations
 
@@ -129,17 +129,11 @@ def run_gate_flow(
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
-    from assay._collector import settled_objects
-
-    run = run_gate(options, config)  # scoring may run a project's checks: the collector is on
-    # The report and the record are assay's own objects, none in a cycle, as many as the suite
-    # is large: the cyclic collector would rescan them for nothing (a few times for 10,000
-    # goldens), so it waits until they are written.
-    with settled_objects():
-        document = run.to_dict()
-        report.show(document, run.content())
-        if save:
-            _save(config, run, document)
+    run = run_gate(options, config)
+    document = run.to_dict()
+    report.show(document, run.content())
+    if save:
+        _save(config, run, document)
     for reason in run.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
     return run.exit_code

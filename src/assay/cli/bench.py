@@ -3,6 +3,7 @@ a run made elsewhere (``--telemetry``); save the run, and gate it against the ba
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,16 +20,52 @@ from assay.cli._options import (
     selection_options,
 )
 
-_EXECUTION = (
-    "jobs",
-    "executor",
-    "ray_address",
-    "environment",
-    "image",
-    "isolation",
-    "no_journal",
-    "no_network",
-)
+
+@dataclass(frozen=True, slots=True)
+class _Execution:
+    """The flags that run the agent (``--agent``), as given: None or False when not."""
+
+    jobs: int | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    environment: str | None = None
+    image: str | None = None
+    isolation: str | None = None
+    no_journal: bool = False
+    no_network: bool = False
+    keep_worktrees: bool = False
+
+    def check(self, telemetry: Path | None) -> None:
+        """Refuse the flags that do not go together.
+
+        Raises:
+            click.UsageError: a flag that runs the agent with ``--telemetry`` (it ran), or one
+                that applies to another flag's choice.
+        """
+        given = [f"--{f.name.replace('_', '-')}" for f in fields(self) if getattr(self, f.name)]
+        if telemetry is not None and given:
+            raise click.UsageError(
+                f"{', '.join(given)}: these run the agent; with --telemetry it ran"
+            )
+        if self.ray_address is not None and self.executor != "ray":
+            raise click.UsageError("--ray-address applies to --executor ray")
+        if self.image is not None and self.environment != "docker":
+            raise click.UsageError("--image applies to --environment docker")
+
+    def run(self, agent: str) -> AgentRun:
+        """How ``agent`` runs: the defaults for what was not given."""
+        return AgentRun(
+            agent,
+            jobs=self.jobs,
+            executor=self.executor or "local",
+            ray_address=self.ray_address,
+            keep_worktrees=self.keep_worktrees,
+            no_journal=self.no_journal,
+            no_network=self.no_network,
+            environment=self.environment or "local",
+            isolation=self.isolation or "bubblewrap",
+            image=self.image,
+        )
 
 
 @click.command(
@@ -36,7 +73,7 @@ _EXECUTION = (
     cls=SectionedCommand,
     sections=[
         ("What to score", ("agent", "telemetry")),
-        ("Running the agent (with --agent)", (*_EXECUTION, "keep_worktrees")),
+        ("Running the agent (with --agent)", tuple(f.name for f in fields(_Execution))),
         ("Which tasks", SELECTION_SECTION),
         ("Saved runs", ("no_save", "compare")),
         ("Baseline", BASELINE_SECTION),
@@ -113,15 +150,6 @@ def bench_command(
     path: Path | None,
     agent: str | None,
     telemetry: Path | None,
-    jobs: int | None,
-    executor: str | None,
-    ray_address: str | None,
-    environment: str | None,
-    image: str | None,
-    isolation: str | None,
-    no_journal: bool,
-    no_network: bool,
-    keep_worktrees: bool,
     tiers: tuple[str, ...],
     patterns: tuple[str, ...],
     shard_spec: str | None,
@@ -137,6 +165,7 @@ def bench_command(
     output: Path | None,
     quiet: bool,
     failures_only: bool,
+    **execution: Any,  # the "Running the agent" flags: an _Execution
 ) -> int:
     """Run an agent on the tasks (or score its telemetry) with the benchmark's formula.
 
@@ -147,27 +176,8 @@ def bench_command(
 
     if (agent is None) == (telemetry is None):
         raise click.UsageError("say what to score: --agent CMD (run it) or --telemetry PATH")
-    given = [
-        flag
-        for flag, value in (
-            ("--jobs", jobs),
-            ("--executor", executor),
-            ("--ray-address", ray_address),
-            ("--environment", environment),
-            ("--image", image),
-            ("--isolation", isolation),
-            ("--no-journal", no_journal),
-            ("--no-network", no_network),
-            ("--keep-worktrees", keep_worktrees),
-        )
-        if value
-    ]
-    if telemetry is not None and given:
-        raise click.UsageError(f"{', '.join(given)}: these run the agent; with --telemetry it ran")
-    if ray_address is not None and executor != "ray":
-        raise click.UsageError("--ray-address applies to --executor ray")
-    if image is not None and environment != "docker":
-        raise click.UsageError("--image applies to --environment docker")
+    running = _Execution(**execution)
+    running.check(telemetry)
     mode = baseline_mode(write_baseline, check)
     if alpha is not None and mode != "check":
         raise click.UsageError("--alpha applies to --check")
@@ -186,18 +196,5 @@ def bench_command(
         shard=shard,
         filter=chosen,
     )
-    execute = None
-    if agent is not None:
-        execute = AgentRun(
-            agent,
-            jobs=jobs,
-            executor=executor or "local",
-            ray_address=ray_address,
-            keep_worktrees=keep_worktrees,
-            no_journal=no_journal,
-            no_network=no_network,
-            environment=environment or "local",
-            isolation=isolation or "bubblewrap",
-            image=image,
-        )
+    execute = running.run(agent) if agent is not None else None
     return run_agent_flow(options, load_config(), report, execute)

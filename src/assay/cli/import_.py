@@ -41,7 +41,7 @@ def import_group() -> None:
 @click.option("--force", is_flag=True, help="Replace files that already exist.")
 def promptfoo_command(config: Path, output: Path | None, allow_partial: bool, force: bool) -> int:
     """Convert a promptfoo config (promptfooconfig.yaml) into assay goldens and candidates."""
-    # Imported here: `assay run` never pays for the importer (or jinja2) it does not use.
+    # Imported here: `assay gate` never pays for the importer (or jinja2) it does not use.
     from assay.importers.promptfoo import convert
 
     conversion = convert(config)

@@ -5,11 +5,10 @@ from assay.comparison._evaluate import (
     evaluate_prompt_candidates,
     evaluate_prompt_candidates_sync,
 )
-from assay.comparison._scorer import SCORER_TYPES, evaluate_deterministic_scorer
+from assay.comparison._scorer import evaluate_deterministic_scorer
 from assay.comparison._types import UNSET, EvaluationItem, PromptCandidate
 
 __all__ = [
-    "SCORER_TYPES",
     "UNSET",
     "AbortController",
     "AbortError",

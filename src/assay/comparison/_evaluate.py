@@ -104,6 +104,35 @@ async def evaluate_prompt_candidates(
         AbortError: or the abort reason, when ``signal`` is aborted; no pair starts after it.
     """
     candidates, items = list(candidates), list(items)
+    signal = _checked(candidates, items, signal, max_concurrency)
+    candidate_ids = check_ids(candidates, "candidate", need_prompt=True)
+    item_ids = check_ids(items, "item", need_prompt=False)
+    signal.throw_if_aborted()
+    records: list[Result | None] = [None] * (len(candidates) * len(items))
+
+    async def run_pair(index: int) -> None:
+        c, i = divmod(index, len(items))
+        output = await _resolve(run_candidate(candidates[c], items[i], signal))
+        signal.throw_if_aborted()
+        raw = await _resolve(scorer(_target(items[i], output), signal))
+        records[index] = _item_result(raw, candidate_ids[c], item_ids[i])
+
+    await _run_pairs(run_pair, len(records), max_concurrency, signal)
+    done = [r for r in records if r is not None]
+    return rank(
+        summarize(cid, done[c * len(items) : (c + 1) * len(items)])
+        for c, cid in enumerate(candidate_ids)
+    )
+
+
+def _checked(
+    candidates: Sequence[Any],
+    items: Sequence[Any],
+    signal: AbortSignal | None,
+    max_concurrency: int,
+) -> AbortSignal:
+    """The arguments refused before any pair runs (empty candidates first); the signal the
+    callables get (one that never aborts when none is given)."""
     if not candidates:
         raise ValidationError("candidates must not be empty", field="candidates")
     if not items:
@@ -120,20 +149,18 @@ async def evaluate_prompt_candidates(
         or (max_concurrency < 1)
     ):
         raise ValidationError("max_concurrency must be an integer >= 1", field="max_concurrency")
-    candidate_ids = check_ids(candidates, "candidate", need_prompt=True)
-    item_ids = check_ids(items, "item", need_prompt=False)
-    signal.throw_if_aborted()
+    return signal
 
-    total = len(candidates) * len(items)
-    records: list[Result | None] = [None] * total
+
+async def _run_pairs(
+    run_pair: Callable[[int], Coroutine[Any, Any, None]],
+    total: int,
+    max_concurrency: int,
+    signal: AbortSignal,
+) -> None:
+    """``run_pair`` on every pair number, by ``max_concurrency`` workers taking the next
+    number from one counter; an abort cancels them all (and is raised as its reason)."""
     next_pair = 0
-
-    async def run_pair(index: int) -> None:
-        c, i = divmod(index, len(items))
-        output = await _resolve(run_candidate(candidates[c], items[i], signal))
-        signal.throw_if_aborted()
-        raw = await _resolve(scorer(_target(items[i], output), signal))
-        records[index] = _item_result(raw, candidate_ids[c], item_ids[i])
 
     async def worker() -> None:
         nonlocal next_pair
@@ -159,12 +186,6 @@ async def evaluate_prompt_candidates(
     finally:
         remove()
     signal.throw_if_aborted()
-
-    done = [r for r in records if r is not None]
-    return rank(
-        summarize(cid, done[c * len(items) : (c + 1) * len(items)])
-        for c, cid in enumerate(candidate_ids)
-    )
 
 
 def _blocking(function: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:

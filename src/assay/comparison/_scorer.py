@@ -14,9 +14,6 @@ from typing import Any, Final
 from assay.asserts import AssertSpec, CheckContext, OutputView, find_op, parse_assert, run_assert
 from assay.errors import GoldenError, ValidationError
 
-# The scorer types of the TypeScript helper; every other tier 1 op is accepted too.
-SCORER_TYPES: Final = ("contains", "regex", "attribute-equality", "json-schema")
-
 _PASS: Final = {"score": 1, "passed": True}
 
 # Scorer definitions are small JSON dicts, usually rebuilt for every call: parse each distinct

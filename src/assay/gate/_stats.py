@@ -10,7 +10,6 @@ that needs large samples.
 - :func:`paired_drop_p`: the whole suite, Pitman's sign-flip test over per-golden pairs.
 - :func:`holm`: Holm–Bonferroni adjustment across goldens (family-wise error rate).
 - :func:`proportion_difference_ci`, :func:`mean_difference_ci`: how big the change is.
-- :func:`sequential_alpha`, :func:`undecided`: adaptive repeats (re-testing after more trials).
 
 Pure functions of their arguments; the Monte Carlo fallbacks take a seed, so every result is
 deterministic. scipy is imported only inside the two functions that need it (the CLI must start
@@ -375,38 +374,3 @@ def mean_difference_ci(
 
     half = float(t.ppf(0.5 + confidence / 2, df)) * math.sqrt(va + vb)
     return (d - half, d + half)
-
-
-# --- adaptive repeats -------------------------------------------------------------------------
-
-
-def sequential_alpha(alpha: float, looks: int) -> float:
-    """The level for each look when a golden may be re-tested after each batch of extra trials.
-
-    ``looks`` counts every planned test of the golden, the first one included. Bonferroni
-    across the planned looks: alpha / looks, and a look rejects when p <= that. Whatever the
-    dependence between the looks (they share trials), P(some look rejects | H0) <= the sum of
-    the per-look levels = alpha, so the overall false-alarm rate stays at alpha. It is
-    conservative next to a Pocock boundary (0.0167 rather than 0.0221 a look for 3 looks at
-    0.05 two-sided), but Pocock's constants assume normal statistics on equal information
-    steps, which discrete exact tests on a few trials do not have. Stopping early for futility
-    never adds false alarms.
-    """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if looks < 1:
-        raise ValueError(f"looks must be >= 1, got {looks}")
-    return alpha / looks
-
-
-def undecided(p: float, alpha_per_look: float, futility: float = 0.5) -> bool:
-    """True when a golden is worth more trials: alpha_per_look < p < futility.
-
-    At or below the per-look level (a look rejects when p <= it) it is already a regression; at
-    or above ``futility`` it is so far from one that more trials are unlikely to change the
-    verdict (a p-value of 0.5 or more means the candidate looked no worse than the baseline),
-    so the budget goes elsewhere.
-    """
-    if not 0.0 < alpha_per_look < futility <= 1.0:
-        raise ValueError("need 0 < alpha_per_look < futility <= 1")
-    return alpha_per_look < p < futility

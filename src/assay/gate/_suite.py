@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from assay.models._static import RawOutputs
     from assay.results import Result
 
-# The fingerprints the processes computed: golden id -> its fingerprint; the
-# golden is kept so that its id cannot name another object.
+# The fingerprints the processes computed: golden id -> its fingerprint.
 Prints = dict[str, str]
+# What scoring a chunk of goldens gives: the outputs shape it assumed (per candidate or not),
+# and per golden the result of each candidate (None for a golden of a tier not selected).
+Scored = tuple[bool, list["tuple[Result, ...] | None"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,13 @@ class Prescored:
         self._results: dict[str, tuple[bool, tuple[Result, ...]]] = {}
         self._given: Any = None
         self._per_candidate: bool | None = None
+
+    def file(self, goldens: Sequence[Golden], scored: Scored) -> None:
+        """Keep the results a process computed for ``goldens`` (:data:`Scored`)."""
+        shape, per_golden = scored
+        for golden, results in zip(goldens, per_golden, strict=True):
+            if results is not None:
+                self._results[golden.id] = (shape, results)
 
     def outputs_for(
         self, path: Path, golden_ids: Collection[str]

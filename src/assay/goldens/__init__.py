@@ -2,15 +2,8 @@
 
 from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
 from assay.goldens._defaults import DEFAULTS_FILES, read_defaults
-from assay.goldens._loader import (
-    TASK_FILE,
-    discover,
-    iter_file,
-    iter_goldens,
-    load_suite,
-    packaged_root,
-)
-from assay.goldens._model import DEFAULT_THRESHOLD, Defaults, Golden, build_golden, build_goldens
+from assay.goldens._loader import TASK_FILE, iter_goldens, load_suite, packaged_root
+from assay.goldens._model import DEFAULT_THRESHOLD, Defaults, Golden, build_goldens
 from assay.vocabulary import TIERS, Tier
 
 __all__ = [
@@ -23,10 +16,7 @@ __all__ = [
     "Inconsistency",
     "SelfTestReport",
     "Tier",
-    "build_golden",
     "build_goldens",
-    "discover",
-    "iter_file",
     "iter_goldens",
     "load_suite",
     "packaged_root",

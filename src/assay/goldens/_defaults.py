@@ -19,13 +19,14 @@ from assay._yaml import yaml_load
 from assay.errors import GoldenError
 from assay.goldens._model import (
     DEFAULTS_KEYS,
+    THRESHOLD_RULE,
     Defaults,
-    check_threshold,
     check_var_mapping,
     parse_golden_asserts,
 )
 from assay.goldens._records import with_line
 from assay.io import read_text, require_regular_file
+from assay.validate import At, Check, Key, Table
 
 DEFAULTS_FILES: Final = ("_defaults.yaml", "_defaults.yml")
 
@@ -74,6 +75,25 @@ def read_defaults(root: Path | str) -> Defaults | None:
         raise with_line(exc, text) from None
 
 
+def _vars(value: Any, at: At, key: Key) -> dict[str, Any]:
+    if isinstance(value, list):
+        # A list makes several goldens of one: that is a golden's choice, not the suite's.
+        at.fail("the defaults' vars must be one mapping (a list of vars belongs in a golden)", key)
+    return check_var_mapping(value, at, key, "the defaults file")
+
+
+_DEFAULTS: Final = Table(
+    {
+        "vars": Check(_vars),
+        "asserts": Check(
+            lambda value, at, key: parse_golden_asserts(value, source=at.source or "")
+        ),
+        "threshold": THRESHOLD_RULE,
+    },
+    unknown=f"unknown key {{key}} (a defaults file holds only {', '.join(DEFAULTS_KEYS)})",
+)
+
+
 def _parse(data: Any, path: str) -> Defaults:
     if not isinstance(data, dict):
         raise GoldenError(
@@ -81,32 +101,5 @@ def _parse(data: Any, path: str) -> Defaults:
             f"not a {type(data).__name__}",
             source=path,
         )
-    for key in data:
-        if key not in DEFAULTS_KEYS:
-            import difflib  # only on this error path: a plain run never loads it
-
-            close = difflib.get_close_matches(str(key).strip().lower(), DEFAULTS_KEYS, n=1)
-            hint = f": did you mean {close[0]!r}?" if close else ""
-            raise GoldenError(
-                f"unknown key {key!r} (a defaults file holds only "
-                f"{', '.join(DEFAULTS_KEYS)}){hint}",
-                source=path,
-                field=str(key),
-            )
-    shared = None
-    if "vars" in data:
-        if isinstance(data["vars"], list):
-            # A list makes several goldens of one: that is a golden's choice, not the suite's.
-            raise GoldenError(
-                "the defaults' vars must be one mapping (a list of vars belongs in a golden)",
-                source=path,
-                field="vars",
-            )
-        shared = check_var_mapping(
-            data["vars"], source=path, where="vars", owner="the defaults file"
-        )
-    asserts = parse_golden_asserts(data.get("asserts"), source=path)
-    threshold = None
-    if "threshold" in data:
-        threshold = check_threshold(data["threshold"], source=path)
-    return Defaults(path, asserts, shared, threshold)
+    values = _DEFAULTS.check(data, At(path, "", GoldenError))
+    return Defaults(path, values.get("asserts", ()), values.get("vars"), values.get("threshold"))

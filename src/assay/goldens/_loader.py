@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from assay.errors import GoldenError
@@ -121,13 +121,9 @@ def iter_file(
 
 
 def _read(path: str) -> bytes:
-    return read_bytes(path, GoldenError)
-
-
-def read_quickly(path: str) -> bytes:
-    """A file's bytes in three system calls, where ``open()`` builds a buffered file object
-    (half the cost of reading a small golden). Any failure goes through
-    :func:`assay.io.read_bytes`, which fails the same way and raises its error."""
+    """A golden's bytes in three system calls: ``open()`` builds a buffered file object, half
+    the cost of reading a small golden. Any failure goes through :func:`assay.io.read_bytes`,
+    which fails the same way and raises its error."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -144,14 +140,9 @@ def read_quickly(path: str) -> bytes:
 
 
 def iter_path(
-    source: str,
-    *,
-    strict: bool = False,
-    read: Callable[[str], bytes] = _read,
-    defaults: Defaults | None = None,
+    source: str, *, strict: bool = False, defaults: Defaults | None = None
 ) -> Iterator[Golden]:
-    """:func:`iter_file` of the path ``str(path)`` gives (``source``, as errors name it);
-    ``read`` reads a markdown golden's bytes (:func:`read_quickly` in a worker process)."""
+    """:func:`iter_file` of the path ``str(path)`` gives (``source``, as errors name it)."""
     folder, name = os.path.split(source)
     tier = _tier_of(folder, name)
     if name.endswith(_JSONL):
@@ -159,7 +150,7 @@ def iter_path(
     elif name.endswith(_YAML):
         yield from iter_yaml_list(Path(source), tier, strict=strict, defaults=defaults)
     else:
-        data = read(source)
+        data = _read(source)
         front, has_origin = parse_markdown(data, source)
         try:
             goldens = build_goldens(

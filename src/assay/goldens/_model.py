@@ -10,44 +10,16 @@ from typing import Any, Final
 from assay.asserts import AssertSpec
 from assay.asserts._spec import TEXT_OPS, find_date, parse_asserts, typed_text_argument
 from assay.errors import GoldenError
-from assay.validate import is_number
+from assay.validate import At, Check, Key, List, Num, Spec, Str, near_miss
 from assay.vocabulary import TIERS, Tier
 
 DEFAULT_THRESHOLD: Final[float] = 0.8
 # gate: strict keeps the exact rule (any pass -> not pass is a regression) for a golden whose
 # outcome is random; "statistical" is the default for random outcomes, said explicitly.
 GATE_RULES: Final = ("strict", "statistical")
-
-_LIST_OF_STR_FIELDS = (
-    "expected_files_modified",
-    "owned_files",
-    "reference_files",
-)
-_STR_FIELDS = ("title", "role", "rubric", "origin", "verify", "image")
-_NON_NEGATIVE_FIELDS = ("max_cost_usd", "max_duration_s", "max_memory_mb")
-# The same fields as sets: a golden that has none of a group skips that group's checks (each
-# would find nothing), which keeps the order of the checks and so which error comes first.
-_STR_SET = frozenset(_STR_FIELDS)
-_LIST_OF_STR_SET = frozenset(_LIST_OF_STR_FIELDS)
-_NON_NEGATIVE_SET = frozenset(_NON_NEGATIVE_FIELDS)
-KNOWN_FIELDS: Final = frozenset(
-    {
-        "id",
-        "tier",
-        "input",
-        "expected",
-        "rubric",
-        "asserts",
-        "threshold",
-        "gate",
-        "completion_signals",
-        "expected_test_outcomes",
-        "vars",
-        "defaults",
-        *_LIST_OF_STR_FIELDS,
-        *_STR_FIELDS,
-        *_NON_NEGATIVE_FIELDS,
-    }
+_TIER: Final = Str(choices=TIERS, message=f"unknown tier {{value}} (use one of {', '.join(TIERS)})")
+THRESHOLD_RULE: Final = Num(
+    at_least=0, at_most=1, message="threshold must be a number between 0 and 1"
 )
 
 # The golden's own names a prompt template sees (assay.models._template.RESERVED_NAMES, which
@@ -83,21 +55,6 @@ class Defaults:
             "vars": list(self.vars or ()),
             "threshold": self.threshold,
         }
-
-
-def _near_miss(key: Any) -> str | None:
-    """The known field a key is a typo of (``assert``, ``expect``, ``inputt``, ``Asserts``), if
-    any. Such a key would silently do nothing (a golden whose ``assert:`` is ignored has no
-    checks), so it is an error; keys from other tools (WikiEval's ``type``) are not near one."""
-    if not isinstance(key, str) or key in KNOWN_FIELDS:
-        return None
-    folded = key.strip().lower().replace("-", "_")
-    if folded in KNOWN_FIELDS:
-        return folded
-    import difflib  # only for a key that is not a field: a plain suite never loads it
-
-    close = difflib.get_close_matches(folded, sorted(KNOWN_FIELDS), n=1, cutoff=0.8)
-    return close[0] if close else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,34 +93,51 @@ class Golden:
     defaults: Defaults | None = None
 
 
-def _check_signals(signals: Any, source: str) -> None:
+def _check_signals(signals: Any, at: At, key: Key) -> None:
     """Completion signals: prose (a string, for the judge) or a command ``{name, run}`` whose
-    exit status 0 means the signal holds.
-
-    Raises:
-        GoldenError: naming the signal at fault.
-    """
-    if signals is None:
-        return
+    exit status 0 means the signal holds."""
     if not isinstance(signals, list):
-        raise GoldenError(
-            "completion_signals must be a list", source=source, field="completion_signals"
-        )
+        at.fail("completion_signals must be a list", key)
+    inner = at.sub(key)
     for i, signal in enumerate(signals):
-        where = f"completion_signals[{i}]"
         if isinstance(signal, str):
             continue
         if not isinstance(signal, Mapping) or set(signal) != {"name", "run"}:
-            raise GoldenError(
-                "a completion signal is prose (a string) or a command {name, run}",
-                source=source,
-                field=where,
-            )
-        for key in ("name", "run"):
-            if not isinstance(signal[key], str) or not signal[key].strip():
-                raise GoldenError(
-                    "must be a non-empty string", source=source, field=f"{where}.{key}"
-                )
+            inner.fail("a completion signal is prose (a string) or a command {name, run}", i)
+        for name in ("name", "run"):
+            if not isinstance(signal[name], str) or not signal[name].strip():
+                inner.sub(i).fail("must be a non-empty string", name)
+
+
+def _no_date(value: Any, at: At, key: Key) -> None:
+    dated = None if isinstance(value, str) else find_date(value)
+    if dated is not None:
+        at.fail(f"YAML read {dated} as a date, which is not JSON: quote it", key)
+
+
+_STRING, _STRINGS = Str(message="{field} must be a string"), "{field} must be a list of strings"
+_AMOUNT = Num(at_least=0, message="{field} must be a number >= 0")
+# Every frontmatter field of a golden, declared once. Those with no rule here are _build's to
+# read (id, tier, asserts, threshold, defaults, vars) or any value; the rest are checked when
+# not null, in the file's order.
+FIELDS: Final[dict[str, Spec | None]] = {
+    **dict.fromkeys(("id", "tier", "asserts", "threshold", "defaults", "vars")),
+    "expected_test_outcomes": None,
+    "input": Check(_no_date),
+    "expected": Check(_no_date),
+    "gate": Str(
+        choices=GATE_RULES, message=f"unknown gate rule {{value}} (use {', '.join(GATE_RULES)})"
+    ),
+    "completion_signals": Check(_check_signals),
+    **dict.fromkeys(("title", "role", "rubric", "origin", "verify", "image"), _STRING),
+    **dict.fromkeys(
+        ("expected_files_modified", "owned_files", "reference_files"),
+        List(Str(message=_STRINGS), message=_STRINGS),
+    ),
+    **dict.fromkeys(("max_cost_usd", "max_duration_s", "max_memory_mb"), _AMOUNT),
+}
+KNOWN_FIELDS: Final = frozenset(FIELDS)
+_RULES: Final = {name: spec for name, spec in FIELDS.items() if spec is not None}
 
 
 def unknown_fields(golden: Golden) -> list[str]:
@@ -196,68 +170,52 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
-def check_var_mapping(value: Any, *, source: str, where: str, owner: str) -> dict[str, Any]:
-    """One mapping of vars (``where`` names it in errors: ``vars``, ``vars[2]``; ``owner``
-    says whose they are: ``golden 'g1'``), checked.
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def check_var_mapping(value: Any, at: At, key: Key, owner: str) -> dict[str, Any]:
+    """One mapping of vars (at ``key``: ``vars``, ``vars[2]``; ``owner`` says whose they are:
+    ``golden 'g1'``): string names, none of :data:`RESERVED_VARS`, to JSON values.
 
     Raises:
-        GoldenError: not a mapping, a name that is no string or is one of
-            :data:`RESERVED_VARS`, or a value that is no JSON value (naming ``where.name``).
+        GoldenError: naming ``key`` or ``key.name``.
     """
     if not isinstance(value, Mapping):
-        kind = "null" if value is None else f"a {type(value).__name__}"
-        raise GoldenError(
-            f"vars must be a mapping of names to values, not {kind}", source=source, field=where
-        )
+        at.fail(f"vars must be a mapping of names to values, not {_kind(value)}", key)
     for name, item in value.items():
         if not isinstance(name, str):
-            raise GoldenError(
-                f"a var name must be a string, not {name!r}: quote it", source=source, field=where
-            )
+            at.fail(f"a var name must be a string, not {name!r}: quote it", key)
         if name in RESERVED_VARS:
             # The wording of the same check at prompt time (assay.models.prompt_context).
-            raise GoldenError(
+            at.sub(key).fail(
                 f"{owner} has a var named {name!r}, a name the golden itself gives a "
                 f"template ({', '.join(RESERVED_VARS)}): rename the var",
-                source=source,
-                field=f"{where}.{name}",
+                name,
             )
         problem = _json_problem(item)
         if problem is not None:
-            raise GoldenError(problem, source=source, field=f"{where}.{name}")
+            at.sub(key).fail(problem, name)
     return dict(value)
 
 
 def _read_vars(
-    value: Any, source: str, golden_id: str
+    value: Any, at: At, golden_id: str
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None]:
-    """A golden's ``vars``: (one mapping, None) or (None, a list of mappings to expand).
-
-    Raises:
-        GoldenError: naming ``vars`` or the list item at fault (``vars[2]``).
-    """
+    """A golden's ``vars``: (one mapping, None) or (None, a list of mappings to expand)."""
     owner = f"golden {golden_id!r}"
     if not isinstance(value, list):
         if not isinstance(value, Mapping):
-            kind = "null" if value is None else f"a {type(value).__name__}"
-            raise GoldenError(
-                f"vars must be a mapping of names to values or a non-empty list of them, "
-                f"not {kind}",
-                source=source,
-                field="vars",
+            at.fail(
+                "vars must be a mapping of names to values or a non-empty list of them, "
+                f"not {_kind(value)}",
+                "vars",
             )
-        return check_var_mapping(value, source=source, where="vars", owner=owner), None
+        return check_var_mapping(value, at, "vars", owner), None
     if not value:
         # An empty list would make no golden at all: a suite must not shrink unseen.
-        raise GoldenError(
-            "vars is an empty list, which makes no golden: give at least one mapping",
-            source=source,
-            field="vars",
-        )
-    return None, [
-        check_var_mapping(item, source=source, where=f"vars[{i}]", owner=owner)
-        for i, item in enumerate(value)
-    ]
+        at.fail("vars is an empty list, which makes no golden: give at least one mapping", "vars")
+    return None, [check_var_mapping(item, at.sub("vars"), i, owner) for i, item in enumerate(value)]
 
 
 def parse_golden_asserts(raw_asserts: Any, *, source: str) -> tuple[AssertSpec, ...]:
@@ -293,19 +251,6 @@ def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
                 source=source,
                 field=f"asserts[{i}].{name}",
             )
-
-
-def check_threshold(value: Any, *, source: str) -> float:
-    """A ``threshold`` value, checked.
-
-    Raises:
-        GoldenError: not a number between 0 and 1, naming ``threshold``.
-    """
-    if not is_number(value) or not 0 <= value <= 1:
-        raise GoldenError(
-            "threshold must be a number between 0 and 1", source=source, field="threshold"
-        )
-    return float(value)
 
 
 def build_golden(
@@ -373,126 +318,57 @@ def _build(
 ) -> tuple[Golden, list[dict[str, Any]] | None]:
     """The golden ``data`` describes, and its expanded vars list (None when not a list).
 
-    A key near a known field (``assert``) is always an error; any other unknown key is kept in
-    ``fields`` as metadata, or with ``strict`` is an error too.
-
     Raises:
         GoldenError: naming ``source`` and the field at fault.
     """
     if type(data) is not dict and not isinstance(data, Mapping):
-        kind = "empty" if data is None else f"a {type(data).__name__}"
+        kind = "empty" if data is None else _kind(data)
         raise GoldenError(f"the frontmatter must be a YAML mapping, not {kind}", source=source)
     data = dict(data)
-    unknown = () if KNOWN_FIELDS.issuperset(data) else [k for k in data if k not in KNOWN_FIELDS]
-    for key in unknown:  # the first in the file first
-        meant = _near_miss(key)
-        if meant is not None:
-            raise GoldenError(
-                f"unknown field {key!r}: did you mean {meant!r}?", source=source, field=str(key)
-            )
-        if strict:
-            raise GoldenError(
-                f"unknown field {key!r} (strict = true in the config: every field must be known)",
-                source=source,
-                field=str(key),
-            )
-    raw_id = data.pop("id", default_id)
-    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
-        raw_id = str(raw_id)
-    if not isinstance(raw_id, str) or not raw_id.strip():
-        raise GoldenError("a golden needs a non-empty string id", source=source, field="id")
+    at = At(source, "", GoldenError)
+    if not KNOWN_FIELDS.issuperset(data):
+        _refuse_unknown(data, at, strict)
+    golden_id = _golden_id(data.pop("id", default_id), at)
     raw_tier = data.pop("tier", None)
-    if raw_tier is not None and raw_tier not in TIERS:
-        raise GoldenError(
-            f"unknown tier {raw_tier!r} (use one of {', '.join(TIERS)})",
-            source=source,
-            field="tier",
-        )
+    if raw_tier is not None:
+        _TIER.check(raw_tier, at, "tier")
     tier: Tier = folder_tier or raw_tier or "standard"
     # parse_golden_asserts, inline: this is the hot path of a 100,000-golden suite.
     raw_asserts = data.pop("asserts", None)
     if raw_asserts is None:
         raw_asserts = []
     if not isinstance(raw_asserts, list):
-        raise GoldenError("asserts must be a list", source=source, field="asserts")
+        at.fail("asserts must be a list", "asserts")
     asserts, mapped = parse_asserts(raw_asserts, source=source)
     if mapped:
         _check_typed(asserts, source)
     threshold_given = "threshold" in data
     threshold = data.pop("threshold", DEFAULT_THRESHOLD)
     if threshold is not DEFAULT_THRESHOLD:
-        threshold = check_threshold(threshold, source=source)
-    applied = defaults
-    if "defaults" in data:
-        opted = data.pop("defaults")
-        if type(opted) is not bool:
-            raise GoldenError(
-                "defaults must be true or false (false: this golden skips the folder's "
-                "_defaults.yaml)",
-                source=source,
-                field="defaults",
-            )
-        if not opted:
-            applied = None
+        threshold = THRESHOLD_RULE.check(threshold, at, "threshold")
+    applied = _applied(data, defaults, at)
     items: list[dict[str, Any]] | None = None
     if "vars" in data:
-        own, items = _read_vars(data["vars"], source, raw_id.strip())
+        own, items = _read_vars(data["vars"], at, golden_id)
         if own is not None:
             data["vars"] = own
     if applied is not None:
         # Defaults first, then the golden's own: promptfoo's defaultTest order, so a golden's
         # checks read as refinements of the suite's.
-        if applied.asserts:
-            asserts = applied.asserts + asserts
+        asserts = applied.asserts + asserts if applied.asserts else asserts
         if not threshold_given and applied.threshold is not None:
             threshold, threshold_given = applied.threshold, True
-        shared = applied.vars
-        if shared:
-            if items is not None:
-                items = [{**shared, **item} for item in items]
-            elif "vars" in data:
-                data["vars"] = {**shared, **data["vars"]}
-            else:
-                data["vars"] = shared  # one mapping for every golden: nothing mutates it
-    gate = data.get("gate")
-    if gate is not None and gate not in GATE_RULES:
-        raise GoldenError(
-            f"unknown gate rule {gate!r} (use {', '.join(GATE_RULES)})", source=source, field="gate"
-        )
-    if not _STR_SET.isdisjoint(data):
-        for name in _STR_FIELDS:
-            if data.get(name) is not None and not isinstance(data[name], str):
-                raise GoldenError(f"{name} must be a string", source=source, field=name)
-    if "completion_signals" in data:
-        _check_signals(data["completion_signals"], source)
-    if not _LIST_OF_STR_SET.isdisjoint(data):
-        for name in _LIST_OF_STR_FIELDS:
-            value = data.get(name)
-            if value is not None and (
-                not isinstance(value, list) or not all(isinstance(v, str) for v in value)
-            ):
-                raise GoldenError(f"{name} must be a list of strings", source=source, field=name)
-    if not _NON_NEGATIVE_SET.isdisjoint(data):
-        for name in _NON_NEGATIVE_FIELDS:
-            value = data.get(name)
-            if value is not None and (not is_number(value) or value < 0):
-                raise GoldenError(f"{name} must be a number >= 0", source=source, field=name)
-    for name in ("input", "expected"):
-        value = data.get(name)
-        if value is None or isinstance(value, str):  # the usual case: no date can hide here
-            continue
-        dated = find_date(value)
-        if dated is not None:
-            raise GoldenError(
-                f"YAML read {dated} as a date, which is not JSON: quote it",
-                source=source,
-                field=name,
-            )
+        items = _shared_vars(data, items, applied.vars)
+    rules = _RULES
+    for key, value in data.items():
+        spec = rules.get(key)
+        if spec is not None and value is not None:
+            spec.check(value, at, key)
     has_expected = "expected" in data
     rubric = data.pop("rubric", None)
     # Positional: the Golden's field order (a keyword call costs a third more on 100,000).
     return Golden(
-        raw_id.strip(),
+        golden_id,
         tier,
         source,
         data.pop("input", None),
@@ -506,3 +382,56 @@ def _build(
         threshold_given,
         applied,
     ), items
+
+
+def _golden_id(raw: Any, at: At) -> str:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        raw = str(raw)
+    if not isinstance(raw, str) or not raw.strip():
+        at.fail("a golden needs a non-empty string id", "id")
+    return raw.strip()
+
+
+def _refuse_unknown(data: Mapping[Any, Any], at: At, strict: bool) -> None:
+    """A key near a known field (``assert``) is always an error; any other unknown key is kept
+    in ``fields`` as metadata, or with ``strict`` is an error too (the first in the file first).
+    Keys from other tools (WikiEval's ``type``) are near no field."""
+    for key in data:
+        if key in KNOWN_FIELDS:
+            continue
+        meant = near_miss(key, KNOWN_FIELDS, cutoff=0.8)
+        if meant is not None:
+            at.fail(f"unknown field {key!r}: did you mean {meant!r}?", str(key))
+        if strict:
+            at.fail(
+                f"unknown field {key!r} (strict = true in the config: every field must be known)",
+                str(key),
+            )
+
+
+def _applied(data: dict[str, Any], defaults: Defaults | None, at: At) -> Defaults | None:
+    """The folder defaults the golden gets: none with ``defaults: false``."""
+    if "defaults" not in data:
+        return defaults
+    opted = data.pop("defaults")
+    if type(opted) is not bool:
+        at.fail(
+            "defaults must be true or false (false: this golden skips the folder's _defaults.yaml)",
+            "defaults",
+        )
+    return defaults if opted else None
+
+
+def _shared_vars(
+    data: dict[str, Any], items: list[dict[str, Any]] | None, shared: Mapping[str, Any] | None
+) -> list[dict[str, Any]] | None:
+    """The defaults' vars under the golden's own (its mapping, or each item of its list)."""
+    if not shared:
+        return items
+    if items is not None:
+        return [{**shared, **item} for item in items]
+    if "vars" in data:
+        data["vars"] = {**shared, **data["vars"]}
+    else:
+        data["vars"] = shared  # one mapping for every golden: nothing mutates it
+    return None

@@ -2,82 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
 
 from assay._yaml import field_line, yaml_load
 from assay.errors import GoldenError
 from assay.goldens._model import Defaults, Golden, build_goldens
 from assay.io import iter_jsonl_objects, read_text
 from assay.vocabulary import Tier
-
-_BOM: Final = b"\xef\xbb\xbf"
-_BLOCK: Final = 1 << 20
-
-
-class Irregular(Exception):
-    """Something :func:`jsonl_lines` leaves to :func:`assay.io.iter_jsonl_objects`."""
-
-
-def jsonl_lines(
-    path: str, start: int = 0, stop: int | None = None, first_line: int = 1
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of each non-blank line of ``path`` between the byte offsets
-    ``start`` (a line start) and ``stop`` (a line start, or the end), read in 1 MiB blocks: a
-    worker process reads its share of one large JSONL file (:mod:`assay.gate._load`).
-
-    It gives what :func:`assay.io.iter_jsonl_objects` gives for those lines (valid UTF-8
-    decodes the same whole or split at newlines). Anything else (a BOM, bad UTF-8, bad JSON, a
-    line that is no object, an OS error) raises :class:`Irregular`: the run then loads in one
-    process, where the exact reader raises the error with its message.
-
-    Raises:
-        Irregular: as above.
-    """
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            if start:
-                handle.seek(start)
-            left = stop - start if stop is not None else -1
-            lineno = first_line
-            pending = b""
-            loads = json.loads
-            while left != 0:
-                block = handle.read(_BLOCK if left < 0 else min(_BLOCK, left))
-                if block is None:
-                    raise Irregular
-                if left > 0:
-                    left -= len(block)
-                if not block:
-                    break
-                if not pending and start == 0 and lineno == first_line and block[:3] == _BOM:
-                    raise Irregular
-                data = pending + block if pending else block
-                cut = data.rfind(b"\n") + 1
-                pending = data[cut:]
-                if not cut:
-                    continue
-                lines = data[:cut].decode("utf-8").split("\n")
-                lines.pop()  # the empty text after the block's last newline
-                for line in lines:
-                    text = line.strip()
-                    if text:
-                        value = loads(text)
-                        if type(value) is not dict:
-                            raise Irregular
-                        yield lineno, value
-                    lineno += 1
-            if pending:
-                text = pending.decode("utf-8").strip()
-                if text:
-                    value = loads(text)
-                    if type(value) is not dict:
-                        raise Irregular
-                    yield lineno, value
-    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and JSON errors too
-        raise Irregular from None
 
 
 def with_line(

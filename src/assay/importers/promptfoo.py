@@ -32,6 +32,7 @@ import yaml
 
 from assay.errors import ConfigError
 from assay.io import read_text
+from assay.validate import did_you_mean, near_miss
 
 
 class PromptfooConfigError(ConfigError):
@@ -814,8 +815,10 @@ def _read_config(path: Path) -> dict[str, Any]:
         )
     for key in ("prompts", "tests"):
         if key not in data:
+            typo = next((k for k in data if near_miss(k, (key,), cutoff=0.8) == key), None)
             raise PromptfooConfigError(
-                "not a promptfoo config (or one assay cannot convert): it is required",
+                "not a promptfoo config (or one assay cannot convert): it is required"
+                + ("" if typo is None else f" (the config has {typo!r}: did you mean {key!r}?)"),
                 source=str(path),
                 field=key,
             )
@@ -838,7 +841,8 @@ def convert(config_path: Path | str) -> Conversion:
     conv.templates = templates
     description = config.get("description")
     for key in sorted(set(config) - _CONFIG_KEYS, key=str):
-        conv.skip(None, str(key), "this config key is not converted")
+        why = did_you_mean("this config key is not converted", key, _CONFIG_KEYS, cutoff=0.8)
+        conv.skip(None, str(key), why)
 
     prompts = conv.prompts(config["prompts"])
     providers = conv.providers(config.get("providers"))
@@ -986,7 +990,8 @@ def _goldens(
         if "threshold" in test:
             golden["threshold"] = test["threshold"]
         for key in sorted(set(test) - _TEST_KEYS, key=str):
-            conv.skip(number, str(key), "this test key is not converted", title)
+            why = did_you_mean("this test key is not converted", key, _TEST_KEYS, cutoff=0.8)
+            conv.skip(number, str(key), why, title)
         options = test.get("options") or {}
         for option in sorted(options, key=str) if isinstance(options, dict) else []:
             conv.skip(number, f"options.{option}", _option_why(str(option)), title)

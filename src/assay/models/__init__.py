@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from assay.models._pool import gather_or_cancel
     from assay.models._runner import Call, Outcome, RunStats, backoff_delay, run_calls
     from assay.models._static import load_outputs, read_outputs
-    from assay.models._template import placeholders, render
+    from assay.models._template import render
     from assay.models.providers import (
         PROVIDER_TYPES,
         Completion,
@@ -54,11 +54,10 @@ _EXPORTS: dict[str, str] = {
     "generate_outputs": "_live",
     "load_candidates_file": "_candidates_file",
     "load_outputs": "_static",
-    "read_outputs": "_static",
     "make_provider": "providers",
-    "placeholders": "_template",
     "prompt_context": "_live",
     "provider_config": "_candidates_file",
+    "read_outputs": "_static",
     "render": "_template",
     "run_calls": "_runner",
 }
@@ -86,7 +85,6 @@ __all__ = [
     "load_candidates_file",
     "load_outputs",
     "make_provider",
-    "placeholders",
     "prompt_context",
     "provider_config",
     "read_outputs",

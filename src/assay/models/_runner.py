@@ -141,58 +141,75 @@ async def run_calls(
     verdict) are returned but never cached, like errors. ``root`` is the project root, where
     a python provider's module is found (default: the working directory).
     """
-    stats = RunStats()
+    runner = _Runner(cache, accept, root, random.Random(seed), sleep or asyncio.sleep)
     outcomes: list[Outcome | None] = [None] * len(calls)
-    providers: dict[ProviderConfig, Provider] = {}
-    limits: dict[ProviderConfig, asyncio.Semaphore] = {}
-    identities: dict[ProviderConfig, dict[str, Any]] = {}
-    rng = random.Random(seed)
-    pause = sleep or asyncio.sleep
     bar = Progress(len(calls), progress)
     next_index = 0
 
-    def cannot_start(config: ProviderConfig, exc: Exception) -> ConfigError:
-        # A provider that cannot start (missing API key variable, unimportable function) is
-        # a configuration error for the whole run, not a failed call.
-        setting = getattr(exc, "setting", None)  # the setting at fault, if named
-        return ConfigError(
-            f"the {config.type} provider cannot start: {exc}",
-            field=f"provider.{setting}" if setting else "provider",
-        )
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < len(calls):
+            index = next_index
+            next_index += 1
+            outcome = outcomes[index] = await runner.one(calls[index])
+            bar.step(failed=outcome.completion is None)
 
-    def provider_for(config: ProviderConfig) -> tuple[Provider, asyncio.Semaphore]:
-        if config not in providers:
-            try:
-                providers[config] = make_provider(config, root=root)
-            except (ValueError, ImportError) as exc:
-                raise cannot_start(config, exc) from None
-            limits[config] = asyncio.Semaphore(config.max_concurrency)
-        return providers[config], limits[config]
+    try:
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]
+        await gather_or_cancel(workers)
+    finally:
+        for provider in runner.providers.values():
+            await provider.aclose()
+    return [o if o is not None else Outcome(None, "not run") for o in outcomes], runner.stats
 
-    def identity_of(config: ProviderConfig) -> dict[str, Any]:
-        # Once per provider and run: a python provider's reads its module's file, and every
-        # call of the run must be keyed by the same code.
-        if config not in identities:
-            try:
-                identities[config] = provider_identity(config, root)
-            except (ValueError, ImportError) as exc:
-                raise cannot_start(config, exc) from None
-        return identities[config]
 
-    async def one(call: Call) -> Outcome:
+@dataclass
+class _Runner:
+    """One run's calls: its providers (each made once, with its own concurrency limit), the
+    cache, the retries, and the counts."""
+
+    cache: OutputCache | None
+    accept: Callable[[str], bool] | None
+    root: Path | None
+    rng: random.Random
+    pause: Callable[[float], object]
+    stats: RunStats = field(default_factory=RunStats)
+    providers: dict[ProviderConfig, Provider] = field(default_factory=dict)
+    limits: dict[ProviderConfig, asyncio.Semaphore] = field(default_factory=dict)
+    identities: dict[ProviderConfig, dict[str, Any]] = field(default_factory=dict)
+
+    async def one(self, call: Call) -> Outcome:
+        """One call's outcome: from the cache (a usable hit), else made, retried as it may be."""
         key: str | None = None
-        if cache is not None:
-            identity = identity_of(call.config)
+        if self.cache is not None:
+            identity = self._identity_of(call.config)
             key = cache_key(
                 call.config, call.cache_prompt(), call.repeat, call.purpose, identity=identity
             )
-            hit = cache.get(key)
-            if hit is not None and (accept is None or accept(hit.text)):
-                stats.cache_hits += 1
+            hit = self.cache.get(key)
+            if hit is not None and self._usable(hit.text):
+                self.stats.cache_hits += 1
                 return Outcome(hit, cached=True)
-        provider, limit = provider_for(call.config)
+        outcome = await self._made(call)
+        if (
+            self.cache is not None
+            and key is not None
+            and outcome.completion is not None
+            and self._usable(outcome.completion.text)
+        ):
+            self.cache.put(key, outcome.completion)  # at once: an interrupted run keeps it
+        return outcome
+
+    def _usable(self, text: str) -> bool:
+        return self.accept is None or self.accept(text)
+
+    async def _made(self, call: Call) -> Outcome:
+        """The call made, retried on what may pass (429, 5xx, a connection error: a timeout
+        once at most), with backoff; its tokens and cost counted."""
+        provider, limit = self._provider_for(call.config)
         # A chat call goes to a chat provider as messages, to any other as the flattened text.
         chat = getattr(provider, "complete_messages", None) if call.messages is not None else None
+        stats = self.stats
         attempt = timeouts = 0
         while True:
             attempt += 1
@@ -216,7 +233,7 @@ async def run_calls(
                     stats.made += 1
                     stats.errors += 1
                     return Outcome(None, f"{exc} after {attempt} attempt(s)", attempts=attempt)
-                result = pause(backoff_delay(attempt - 1, exc.retry_after, rng))
+                result = self.pause(backoff_delay(attempt - 1, exc.retry_after, self.rng))
                 if asyncio.iscoroutine(result):
                     await result
                 continue
@@ -225,26 +242,33 @@ async def run_calls(
             stats.output_tokens += completion.output_tokens
             cost_usd = completion.cost(call.config)
             stats.cost_usd += cost_usd
-            if (
-                cache is not None
-                and key is not None
-                and (accept is None or accept(completion.text))
-            ):
-                cache.put(key, completion)  # at once: an interrupted run keeps it
             return Outcome(completion, attempts=attempt, latency_ms=latency_ms, cost_usd=cost_usd)
 
-    async def worker() -> None:
-        nonlocal next_index
-        while next_index < len(calls):
-            index = next_index
-            next_index += 1
-            outcome = outcomes[index] = await one(calls[index])
-            bar.step(failed=outcome.completion is None)
+    def _provider_for(self, config: ProviderConfig) -> tuple[Provider, asyncio.Semaphore]:
+        if config not in self.providers:
+            try:
+                self.providers[config] = make_provider(config, root=self.root)
+            except (ValueError, ImportError) as exc:
+                raise _cannot_start(config, exc) from None
+            self.limits[config] = asyncio.Semaphore(config.max_concurrency)
+        return self.providers[config], self.limits[config]
 
-    try:
-        workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]
-        await gather_or_cancel(workers)
-    finally:
-        for provider in providers.values():
-            await provider.aclose()
-    return [o if o is not None else Outcome(None, "not run") for o in outcomes], stats
+    def _identity_of(self, config: ProviderConfig) -> dict[str, Any]:
+        # Once per provider and run: a python provider's reads its module's file, and every
+        # call of the run must be keyed by the same code.
+        if config not in self.identities:
+            try:
+                self.identities[config] = provider_identity(config, self.root)
+            except (ValueError, ImportError) as exc:
+                raise _cannot_start(config, exc) from None
+        return self.identities[config]
+
+
+def _cannot_start(config: ProviderConfig, exc: Exception) -> ConfigError:
+    # A provider that cannot start (missing API key variable, unimportable function) is a
+    # configuration error for the whole run, not a failed call.
+    setting = getattr(exc, "setting", None)  # the setting at fault, if named
+    return ConfigError(
+        f"the {config.type} provider cannot start: {exc}",
+        field=f"provider.{setting}" if setting else "provider",
+    )

@@ -7,14 +7,11 @@ object; otherwise it is one candidate's map (candidate ``default``).
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from assay.errors import OutputsError
-from assay.goldens._records import Irregular, jsonl_lines
 from assay.io import iter_jsonl_objects, read_json
 from assay.results import DEFAULT_CANDIDATE
 
@@ -24,42 +21,7 @@ Outputs = dict[str, dict[str, Any]]
 _MISSING = "outputs file not found (nothing can be scored without candidate outputs)"
 
 
-class _Unusual(Exception):
-    """A row the fast reader leaves to the exact one (which says what is wrong with it)."""
-
-
-def _from_jsonl_fast(path: Path) -> Outputs:
-    """:func:`_from_jsonl` of a regular file whose rows are all valid, in one pass over 1 MiB
-    blocks and without the per-row source text (an error needs it: the exact reader reads
-    the file again and raises it).
-
-    Raises:
-        Irregular, _Unusual: the exact reader must read this file.
-    """
-    out: Outputs = {}
-    for _, row in jsonl_lines(str(path)):
-        golden_id = row.get("id")
-        candidate = row.get("candidate", DEFAULT_CANDIDATE)
-        if type(golden_id) is not str or not golden_id or "output" not in row:
-            raise _Unusual
-        if type(candidate) is not str or not candidate:
-            raise _Unusual
-        per = out.get(candidate)
-        if per is None:
-            per = out[candidate] = {}
-        if golden_id in per:
-            raise _Unusual
-        per[golden_id] = row["output"]
-    return out
-
-
 def _from_jsonl(path: Path) -> Outputs:
-    try:
-        # Only a regular file can be read twice: <(cmd) or /dev/stdin is read once, exactly.
-        if stat.S_ISREG(os.stat(path).st_mode):
-            return _from_jsonl_fast(path)
-    except (OSError, Irregular, _Unusual):
-        pass
     out: Outputs = {}
     for where, row in iter_jsonl_objects(path, OutputsError, missing=_MISSING):
         golden_id = row.get("id")

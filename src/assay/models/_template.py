@@ -192,22 +192,6 @@ def compile_template(
     return compiled
 
 
-def placeholders(template: str) -> list[str]:
-    """The names a template reads from its context (sorted): the top-level names it uses and
-    does not set itself (``{% set %}``, loop variables), e.g. ``['city', 'input']``.
-
-    Raises:
-        ConfigError: the template has a syntax error.
-    """
-    from jinja2 import TemplateSyntaxError, meta
-
-    try:
-        tree = _env().parse(template)
-    except TemplateSyntaxError as exc:
-        raise ConfigError(f"template syntax error at line {exc.lineno}: {exc.message}") from None
-    return sorted(meta.find_undeclared_variables(tree))
-
-
 def template_names(context: Mapping[str, Any], *, where: str, field: str) -> dict[str, Any]:
     """The names a template sees: ``context`` with its ``vars`` mapping spread to the top level.
 

@@ -28,9 +28,7 @@ __all__ = [
     "DOCUMENT_SCHEMA_VERSION",
     "STATUSES",
     "CallFailed",
-    "CandidateScore",
     "CandidateSummary",
-    "ItemScore",
     "ReportContent",
     "Result",
     "Status",
@@ -92,16 +90,6 @@ class Result:
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
-
-    @property
-    def item_id(self) -> str:
-        """Deprecated alias of :attr:`id` (the prompt-comparison API's old name)."""
-        return self.id
-
-    @property
-    def evidence(self) -> Any:
-        """The first check's evidence (what the old ``ItemScore.evidence`` held)."""
-        return self.checks[0].evidence if self.checks else None
 
     def to_dict(self, *, redact: bool = False) -> dict[str, Any]:
         """The result as JSON; ``redact`` drops assert arguments (run records hold no truth)."""
@@ -193,12 +181,7 @@ def totals(results: Iterable[Result]) -> Totals:
 
 @dataclass(frozen=True, slots=True)
 class CandidateSummary:
-    """Aggregates of one candidate over its results (kept in input order).
-
-    The prompt-comparison API's old names are kept as aliases for one release:
-    ``candidate_id`` (now ``candidate``), ``items`` (now ``results``), ``item_count`` (now
-    ``total``) and ``scorer_count`` (one scorer result per item: ``total``).
-    """
+    """Aggregates of one candidate over its results (kept in input order)."""
 
     candidate: str
     total: int
@@ -210,26 +193,6 @@ class CandidateSummary:
     @property
     def decided(self) -> int:
         return self.counts.get("pass", 0) + self.counts.get("fail", 0)
-
-    @property
-    def candidate_id(self) -> str:
-        """Deprecated alias of :attr:`candidate`."""
-        return self.candidate
-
-    @property
-    def items(self) -> tuple[Result, ...]:
-        """Deprecated alias of :attr:`results`."""
-        return self.results
-
-    @property
-    def item_count(self) -> int:
-        """Deprecated alias of :attr:`total`."""
-        return self.total
-
-    @property
-    def scorer_count(self) -> int:
-        """Deprecated: one scorer result per item, so always :attr:`total`."""
-        return self.total
 
     def to_dict(self, *, with_results: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -308,8 +271,3 @@ class ReportContent:
     goldens: Mapping[str, Golden] = field(default_factory=dict)
     outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     baseline: Mapping[str, Any] | None = None
-
-
-# Deprecated names of the prompt-comparison API, kept for one release (see docs/vocabulary.md).
-CandidateScore = CandidateSummary
-ItemScore = Result

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from assay._project_modules import import_project_module, module_digest
 from assay.models.providers._base import Completion, ProviderConfig, ProviderError, ProviderTimeout
+from assay.plugins import import_project_module, module_digest
 
 # Far above any real call, and low enough that cost arithmetic stays finite.
 MAX_TOKENS: Final = 10**12
