@@ -35,7 +35,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -50,6 +49,8 @@ from assay.goldens._loader import _folder_tier, discover_paths, iter_path, uniqu
 from assay.goldens._model import Defaults, build_goldens
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from assay.models._static import RawOutputs
 
 WORKERS_ENV: Final = "ASSAY_WORKERS"
@@ -375,7 +376,8 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
     Raises:
         Exception: any failure (the caller loads in one process).
     """
-    import multiprocessing
+    import multiprocessing  # with concurrent.futures: tens of ms to import, only to split
+    from concurrent.futures import ProcessPoolExecutor
 
     workers = processes - 1
     fork = multiprocessing.get_context("fork")
