@@ -202,7 +202,7 @@ def test_a_bad_block_names_the_file_and_the_field(
     assert excinfo.value.field == field
     assert excinfo.value.message == message
     assert excinfo.value.source == str(path)
-    assert str(excinfo.value) == f"{path}: field '{field}': {message}"
+    assert str(excinfo.value) == f"{path}:{excinfo.value.line}: field '{field}': {message}"
 
 
 def test_the_bad_agent_is_named_among_good_ones(tmp_path: Path) -> None:

@@ -272,7 +272,8 @@ def test_config_error_is_assay_error() -> None:
             "golden = 'x'",
             "golden",
             "unknown setting (known: agents, attestations, baseline, bench, gate, goldens, judge, "
-            "keep_runs, min_pass_rate, regex_timeout_s, schemas, similarity, strict)",
+            "keep_runs, min_pass_rate, regex_timeout_s, schemas, similarity, strict): "
+            "did you mean 'goldens'?",
         ),
     ],
 )
@@ -285,7 +286,7 @@ def test_messages_come_from_the_one_validator(
     assert excinfo.value.field == field
     assert excinfo.value.message == message
     assert excinfo.value.source == str(path)
-    assert str(excinfo.value) == f"{path}: field '{field}': {message}"
+    assert str(excinfo.value) == f"{path}:1: field '{field}': {message}"
 
 
 # ---------------------------------------------------------------------------- [judge]
@@ -387,7 +388,7 @@ def test_bad_judge_block_is_an_error_at_load(
     assert excinfo.value.source == str(path)
     assert excinfo.value.field == field
     assert excinfo.value.message.startswith(message)
-    assert str(excinfo.value).startswith(f"{path}: field '{field}': ")
+    assert str(excinfo.value).startswith(f"{path}:{excinfo.value.line}: field '{field}': ")
 
 
 # ---------------------------------------------------------------------------- [bench]

@@ -354,6 +354,24 @@ def test_the_plan_cuts_every_line_once_in_order(suite: tuple[Path, Path]) -> Non
         assert len(cut) >= 2  # the JSONL file is cut between processes
 
 
+def test_a_workers_chunk_travels_as_bytes(suite: tuple[Path, Path], monkeypatch: Any) -> None:
+    # The calling process unpickles it once it is done scoring its own chunks: the pool's thread
+    # unpickling a large chunk would hold the GIL while this process runs a regex, whose time
+    # budget is a wall clock (under load: a spurious regex_timeout, a regression that is none).
+    import pickle
+
+    goldens, _ = suite
+    paths = discover_paths(goldens)
+    job = parallel._Job(
+        parallel.plan(paths, [parallel._cost(p) for p in paths], 4), False, None, None, True
+    )
+    monkeypatch.setattr(parallel, "_JOB", job)
+    sent = parallel._work(1)
+    assert isinstance(sent, bytes)
+    loaded, _, prints = pickle.loads(sent)
+    assert [g.id for g in loaded] == [g.id for g in job.run(1)[0]] and prints is not None
+
+
 def test_bad_settings_are_errors(monkeypatch: Any) -> None:
     for name, value in (
         ("ASSAY_WORKERS", "0"),

@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from assay.agent import (
         AgentOptions,
         AgentOutcome,
-        AgentVerdict,
+        MergedRun,
         Sandbox,
         execute_agent,
+        merge_run,
         run_agent,
     )
     from assay.asserts import (
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
         Shard,
         ShardDocument,
         Trials,
+        Verdict,
         parse_shard,
         read_shards,
         run_gate,
@@ -86,7 +88,6 @@ _EXPORTS: dict[str, str] = {
     "AgentOptions": "agent",
     "AgentOutcome": "agent",
     "AgentSettings": "config",
-    "AgentVerdict": "agent",
     "AssayError": "errors",
     "AssertSpec": "asserts",
     "BaselineError": "errors",
@@ -125,6 +126,7 @@ _EXPORTS: dict[str, str] = {
     "TelemetryError": "errors",
     "Trials": "gate",
     "ValidationError": "errors",
+    "Verdict": "gate",
     "evaluate": "cascade",
     "evaluate_deterministic_scorer": "comparison",
     "evaluate_prompt_candidates": "comparison",

@@ -156,56 +156,35 @@ def test_judge_scores_out_of_range_are_accepted_for_clamping() -> None:
     assert rec.judge == {"correctness": 9.0, "style": -1.0}
 
 
-# ------------------------------------------------------------- deprecated token field names
+# ---------------------------------------------------------------- retired token field names
 
 
 @pytest.mark.parametrize(
     ("old", "new"), [("tokens_input", "input_tokens"), ("tokens_output", "output_tokens")]
 )
-def test_old_token_names_are_read_as_the_new_ones(old: str, new: str) -> None:
-    rec = parse_record({"task_id": "a", old: 77}, SRC)
-    assert getattr(rec, new) == 77
-    assert not hasattr(rec, old)
-    assert dict(rec.extra) == {}
-    # The same record written with the new name reads identically.
-    assert rec == parse_record({"task_id": "a", new: 77}, SRC)
+@pytest.mark.parametrize("value", [77, -1, 1.5, "3", True])
+def test_old_token_names_are_an_error_naming_the_new_one(old: str, new: str, value: Any) -> None:
+    with pytest.raises(TelemetryError) as info:
+        parse_record({"task_id": "a", old: value}, SRC)
+    assert_error(info.value, SRC, old)
+    assert info.value.message == f"renamed to {new!r} (the old name is no longer read)"
+    assert getattr(parse_record({"task_id": "a", new: 77}, SRC), new) == 77
 
 
-def test_a_record_of_assay_0_1_reads_whole() -> None:
+def test_a_record_of_assay_0_1_is_refused_at_its_first_old_name() -> None:
     old = {**FULL, "tokens_input": 1200, "tokens_output": 340}
     del old["input_tokens"], old["output_tokens"]
-    assert parse_record(old, SRC) == parse_record(FULL, SRC)
-
-
-@pytest.mark.parametrize(
-    ("old", "new"), [("tokens_input", "input_tokens"), ("tokens_output", "output_tokens")]
-)
-def test_giving_both_the_old_and_the_new_token_name_is_an_error(old: str, new: str) -> None:
     with pytest.raises(TelemetryError) as info:
-        parse_record({"task_id": "a", old: 5, new: 5}, SRC)
-    assert_error(info.value, SRC, old)
-    assert new in info.value.message and "deprecated" in info.value.message
-
-
-@pytest.mark.parametrize("old", ["tokens_input", "tokens_output"])
-@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
-def test_old_token_names_are_validated_as_counts(old: str, bad: Any) -> None:
-    with pytest.raises(TelemetryError) as info:
-        parse_record({"task_id": "a", old: bad}, SRC)
-    assert info.value.source == SRC
-    assert "integer >= 0" in info.value.message
-
-
-def test_a_bad_value_under_an_old_token_name_names_the_field_as_written() -> None:
-    with pytest.raises(TelemetryError) as info:
-        parse_record({"task_id": "a", "tokens_input": -1}, SRC)
+        parse_record(old, SRC)
     assert_error(info.value, SRC, "tokens_input")
 
 
 def test_old_token_names_in_jsonl(tmp_path: Path) -> None:
     path = jsonl(tmp_path / "tel.jsonl", [{"task_id": "a", "tokens_input": 3, "tokens_output": 4}])
-    rec = load_telemetry(path, KNOWN)["a"]
-    assert (rec.input_tokens, rec.output_tokens) == (3, 4)
+    with pytest.raises(TelemetryError) as info:
+        load_telemetry(path, KNOWN)
+    assert_error(info.value, f"{path}:1", "tokens_input")
+    assert "'input_tokens'" in info.value.message
 
 
 # ----------------------------------------------------------------------- validation errors

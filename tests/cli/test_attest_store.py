@@ -219,7 +219,7 @@ def test_a_bad_store_setting_is_one_line_naming_the_file_and_field(
         code, out, err = cli(*args)
         assert code == 1
         assert out == ""
-        assert err.startswith(f"assay: error: {path}: {message}")
+        assert err.startswith(f"assay: error: {path}:1: {message}")
         assert err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / DEFAULT_STORE).exists()
 

@@ -129,7 +129,8 @@ def test_strict_config_makes_every_unknown_key_an_error(tmp_path: Path) -> None:
 def test_strict_must_be_a_boolean(tmp_path: Path) -> None:
     (tmp_path / "assay.toml").write_text('strict = "yes"\n', encoding="utf-8")
     line = error_line(*run_golden(tmp_path, "id: g\ninput: q\nasserts: [is-json]\n"))
-    assert line == f"assay: error: {tmp_path / 'assay.toml'}: field 'strict': must be true or false"
+    path = tmp_path / "assay.toml"
+    assert line == f"assay: error: {path}:1: field 'strict': must be true or false"
 
 
 def test_packaged_goldens_load_under_strict(tmp_path: Path) -> None:

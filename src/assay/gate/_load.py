@@ -361,9 +361,12 @@ def _start_worker(job: _Job) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _work(index: int) -> Chunk:
+def _work(index: int) -> bytes:
+    import pickle
+
     assert _JOB is not None
-    return _JOB.run(index)
+    # Sent as bytes, unpickled by the calling process's main thread (see _run).
+    return pickle.dumps(_JOB.run(index), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # ------------------------------------------------------------------------------- the run
@@ -377,6 +380,7 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
         Exception: any failure (the caller loads in one process).
     """
     import multiprocessing  # with concurrent.futures: tens of ms to import, only to split
+    import pickle
     from concurrent.futures import ProcessPoolExecutor
 
     workers = processes - 1
@@ -385,7 +389,7 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
     try:
         # Two chunks in hand per worker: none waits while this process does one.
         first = range(min(2 * workers, len(job.chunks)))
-        theirs: list[Future[Chunk]] = [pool.submit(_work, i) for i in first]
+        theirs: list[Future[bytes]] = [pool.submit(_work, i) for i in first]
         if meanwhile is not None:  # the caller's own work, while the workers start
             meanwhile()
         here: list[Chunk] = []
@@ -397,7 +401,10 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
             else:
                 back -= 1
                 here.append(job.run(back))
-        return [_theirs(f.result(), job) for f in theirs] + here[::-1]
+        # Unpickled here, once this process is done scoring: the pool's own thread would hold
+        # the GIL for the whole of a large chunk, and a regex's time budget, a wall clock,
+        # would count that wait (a spurious regex_timeout under load).
+        return [_theirs(pickle.loads(f.result()), job) for f in theirs] + here[::-1]
     finally:
         pool.shutdown(wait=True)
 

@@ -17,13 +17,7 @@ from typing import Any, Final
 
 from assay._yaml import yaml_load
 from assay.errors import GoldenError
-from assay.goldens._model import (
-    DEFAULTS_KEYS,
-    THRESHOLD_RULE,
-    Defaults,
-    check_var_mapping,
-    parse_golden_asserts,
-)
+from assay.goldens._model import THRESHOLD_RULE, Defaults, check_var_mapping, parse_golden_asserts
 from assay.goldens._records import with_line
 from assay.io import read_text, require_regular_file
 from assay.validate import At, Check, Key, Table
@@ -82,15 +76,15 @@ def _vars(value: Any, at: At, key: Key) -> dict[str, Any]:
     return check_var_mapping(value, at, key, "the defaults file")
 
 
+# What a defaults file may set, declared once.
+_FIELDS: Final = {
+    "vars": Check(_vars),
+    "asserts": Check(lambda value, at, _: parse_golden_asserts(value, source=at.source or "")),
+    "threshold": THRESHOLD_RULE,
+}
+DEFAULTS_KEYS: Final = tuple(_FIELDS)
 _DEFAULTS: Final = Table(
-    {
-        "vars": Check(_vars),
-        "asserts": Check(
-            lambda value, at, key: parse_golden_asserts(value, source=at.source or "")
-        ),
-        "threshold": THRESHOLD_RULE,
-    },
-    unknown=f"unknown key {{key}} (a defaults file holds only {', '.join(DEFAULTS_KEYS)})",
+    _FIELDS, unknown=f"unknown key {{key}} (a defaults file holds only {', '.join(DEFAULTS_KEYS)})"
 )
 
 

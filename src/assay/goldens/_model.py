@@ -27,8 +27,6 @@ THRESHOLD_RULE: Final = Num(
 # these names would hide the golden's own value, so it is refused when the golden is loaded,
 # not first when a paid model is about to be called.
 RESERVED_VARS: Final = ("input", "id", "tier", "title", "role")
-# What a goldens folder's defaults file (see assay.goldens._defaults) may set.
-DEFAULTS_KEYS: Final = ("vars", "asserts", "threshold")
 
 
 @dataclass(frozen=True, slots=True)
