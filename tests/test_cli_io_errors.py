@@ -3,6 +3,7 @@ a traceback, never a write through a special file, and a BOM accepted in every i
 
 from __future__ import annotations
 
+import builtins
 import errno
 import json
 import os
@@ -207,12 +208,26 @@ def test_an_unreadable_golden(run: Run, monkeypatch: pytest.MonkeyPatch) -> None
     real_open = open
     golden = os.path.join("goldens", "g.md")
 
-    def guarded(file: Any, *args: Any, **kwargs: Any) -> Any:
+    real_os_open = os.open
+
+    def refuse(file: Any) -> None:
         if str(file) == golden:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+
+    def guarded(file: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse(file)
         return real_open(file, *args, **kwargs)
 
+    def guarded_os(file: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse(file)
+        return real_os_open(file, *args, **kwargs)
+
+    # The loader reads a golden with os.open (three system calls) and falls back to
+    # assay.io.read_bytes, which opens it again to name the failure: refuse both. Running as
+    # root, chmod 000 would not stop the read.
+    monkeypatch.setattr(os, "open", guarded_os)
     monkeypatch.setattr(io, "open", guarded, raising=False)
+    monkeypatch.setattr(builtins, "open", guarded)
     one_error(run(*gate()), golden, "cannot read: Permission denied")
 
 

@@ -138,10 +138,8 @@ def test_from_import_resolves_to_a_submodule_or_its_package() -> None:
     # gate/_score.py: `from assay.asserts import as_text` is the package assay.asserts.
     assert "assay.gate._baseline" in graph["assay.gate._run"]
     assert "assay.asserts" in graph["assay.gate._score"]
-    # _entry.py: `from assay.cli import main` (a function, imported inside main) is the
-    # package assay.cli.
-    assert graph["assay.__main__"] == {"assay._entry"}
-    assert graph["assay._entry"] == {"assay.cli"}
+    # __main__.py: `from assay.cli import main` (a function) is the package assay.cli.
+    assert graph["assay.__main__"] == {"assay.cli"}
 
 
 def test_function_level_imports_count() -> None:

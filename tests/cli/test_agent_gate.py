@@ -53,7 +53,8 @@ def test_min_pass_rate_applies_to_agent_runs(tmp_path: Path) -> None:
     (tmp_path / "assay.toml").write_text("min_pass_rate = 0.5\n", encoding="utf-8")
     code, out, _ = run_cli(AGENT, tmp_path)
     assert code == 2
-    assert "gate failed: pass rate 0.0% is below min_pass_rate 50.0%" in out
+    # The one verdict the gate and the agent job share names the candidate, here the agent.
+    assert "gate failed: candidate 'agent': pass rate 0.0% is below min_pass_rate 50.0%" in out
 
 
 def test_a_gate_baseline_is_refused_for_an_agent_check(tmp_path: Path) -> None:

@@ -5,7 +5,15 @@ packages add ops through the ``assay.ops`` entry point group (see :mod:`assay.pl
 """
 
 from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text, json_equal
-from assay.asserts._registry import KNOWN_OPS, OPS, PluginOp, find_op, register_op, run_assert
+from assay.asserts._registry import (
+    KNOWN_OPS,
+    OPS,
+    PluginOp,
+    find_op,
+    known_ops,
+    register_op,
+    run_assert,
+)
 from assay.asserts._result import CheckResult
 from assay.asserts._spec import AssertSpec, parse_assert
 from assay.asserts._stop import TRUNCATED
@@ -23,6 +31,7 @@ __all__ = [
     "as_text",
     "find_op",
     "json_equal",
+    "known_ops",
     "parse_assert",
     "register_op",
     "run_assert",

@@ -111,7 +111,7 @@ def known_ops() -> list[str]:
     return sorted([*_BUILTIN, *_ALIASES, *_REGISTERED])
 
 
-# Until assay.asserts exports known_ops instead: the names as of import (not live).
+# The built-in names, fixed at import; known_ops() also lists ops registered since.
 KNOWN_OPS: Final = tuple(known_ops())
 
 
