@@ -23,11 +23,11 @@ import assay
 from assay import plugins
 from assay.asserts import (
     KNOWN_OPS,
-    known_ops,
     OPS,
     OutputView,
     _registry,
     find_op,
+    known_ops,
     parse_assert,
     register_op,
     run_assert,
