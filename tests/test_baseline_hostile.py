@@ -148,6 +148,34 @@ def test_a_suite_that_is_not_text_is_named(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            lambda d: d.__setitem__("sute", "goldens"),
+            "field 'sute': unknown field: did you mean 'suite'?",
+        ),
+        (
+            lambda d: d["goldens"]["default"]["g"].__setitem__("pased", True),
+            "field 'goldens.default.g.pased': unknown field: did you mean 'passed'?",
+        ),
+        # Evidence of repeats is all of it or none: a part of it is no random golden's.
+        (
+            lambda d: d["goldens"]["default"]["g"].__setitem__("passes", 1),
+            "field 'goldens.default.g.trials': is missing",
+        ),
+    ],
+)
+def test_a_key_assay_does_not_write_is_refused_naming_its_near_miss(
+    project: Path, edit: Any, says: str
+) -> None:
+    document = json.loads(project.read_text(encoding="utf-8"))
+    edit(document)
+    project.write_text(json.dumps(document), encoding="utf-8")
+    code, _, err = run_cli(gate("--check"), project.parent)
+    assert (code, err) == (1, f"assay: error: {project}: {says}\n")
+
+
+@pytest.mark.parametrize(
     "field, value",
     [
         ("passed", 1),  # equal to true, and of its hash: still a number, not a boolean

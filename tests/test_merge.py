@@ -323,6 +323,12 @@ def test_merge_holds_each_golden_once(sharded: Path) -> None:
         ),
         ("results", lambda d: d.pop("results")),
         ("partial.errors", lambda d: d["partial"].pop("errors")),
+        # A key no shard writes, with its near miss.
+        (
+            "partial.trals': unknown field: did you mean 'trials'?",
+            lambda d: d["partial"].__setitem__("trals", []),
+        ),
+        ("partial.shard': must be I/N", lambda d: d["partial"].__setitem__("shard", "1-3")),
     ],
 )
 def test_a_hand_edited_shard_is_one_line_naming_the_field(

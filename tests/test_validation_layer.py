@@ -445,6 +445,20 @@ def test_table_options() -> None:
     assert fail(also, {"prompts": []}).message == "unknown setting: did you mean 'candidates'?"
 
 
+def test_rows_nullable_values_and_mappings_of_values() -> None:
+    row = v.Row(v.Str(), v.Int(at_least=0), v.Maybe(v.Bool()))
+    assert row.check(["a", 1, None], v.At(None)) == ("a", 1, None)
+    assert (fail(row, ["a", -1, True]).field, fail(row, ["a", -1, True]).message) == (
+        "t.x[1]",
+        "must be an integer >= 0",
+    )
+    assert fail(row, ["a", 1]).message == "must be a list of 3 items"
+    assert fail(v.Maybe(v.Bool()), "yes").message == "must be true or false"
+    values = v.Dict(v.Num())
+    assert values.check({"a": 1}, v.At(None)) == {"a": 1.0}
+    assert fail(values, {"a": "1"}).field == "t.x.a"
+
+
 def test_messages_fill_in_the_field_the_value_and_its_json_type() -> None:
     spec = v.Str(choices=("a", "b"), message="{field} is {value}, {found}: use a or b")
     assert fail(spec, 3).message == "t.x is 3, the number 3: use a or b"

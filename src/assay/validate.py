@@ -13,9 +13,10 @@ no file, no line, no near miss, and their own rules for a bool where a number go
 back onto assay's one-line messages would take more code than this walker. So: a walker.
 
 How it is used: a format declares its fields once, as :class:`Spec` values (:class:`Str`,
-:class:`Bool`, :class:`Num`, :class:`Int`, :class:`List`, :class:`Dict`, :class:`Table`, and
-:class:`Check` for a rule of its own), in a :class:`Table` or on the dataclass it fills
-(:func:`rule` puts a spec in a field's metadata, :meth:`Table.of` reads them back).
+:class:`Bool`, :class:`Num`, :class:`Int`, :class:`List`, :class:`Dict`, :class:`Row`,
+:class:`Maybe` (or null), :class:`Table`, and :class:`Check` for a rule of its own), in a
+:class:`Table` or on the dataclass it fills (:func:`rule` puts a spec in a field's metadata,
+:meth:`Table.of` reads them back).
 ``spec.check(value, At(source, error=FormatError))`` returns the value as assay holds it
 (numbers as float, lists as tuples) or raises the format's error, one line: ``FILE:LINE: field
 'x.y': problem``. The line is added where the format has lines (:func:`located` with
@@ -222,14 +223,55 @@ class List(Spec):
 
 
 class Dict(Spec):
-    """A mapping, as written (what its keys hold is another rule's to check)."""
+    """A mapping: as written (what its keys hold is another rule's to check), or with each
+    value checked by ``of`` at ``field.key`` (``message``: for a value that is no mapping)."""
 
-    __slots__ = ()
+    __slots__ = ("of",)
+
+    def __init__(self, of: Spec | None = None, **common: Any) -> None:
+        super().__init__(**common)
+        self.of = of
 
     def check(self, value: Any, at: At, key: Key = None) -> dict[Any, Any]:
         if not isinstance(value, dict):
             self.fail(at, key, "must be a mapping", value)
-        return value
+        if self.of is None:
+            return value
+        inner, of = at.sub(key), self.of
+        return {name: of.check(item, inner, str(name)) for name, item in value.items()}
+
+
+class Maybe(Spec):
+    """``of``, or null: for a field that may be null but not absent (``"passed": null`` is an
+    undecided result; a missing one is an error). ``Table(null_absent=True)`` is for fields
+    whose null means absent."""
+
+    __slots__ = ("of",)
+
+    def __init__(self, of: Spec, **common: Any) -> None:
+        super().__init__(**common)
+        self.of = of
+
+    def check(self, value: Any, at: At, key: Key = None) -> Any:
+        return None if value is None else self.of.check(value, at, key)
+
+
+class Row(Spec):
+    """A list of exactly one item per spec in ``items``, item i checked at ``field[i]``: a
+    record files assay writes hold compactly (``[id, position, fingerprint, strict]``)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, *items: Spec, **common: Any) -> None:
+        super().__init__(**common)
+        self.items = items
+
+    def check(self, value: Any, at: At, key: Key = None) -> tuple[Any, ...]:
+        if not isinstance(value, list | tuple) or len(value) != len(self.items):
+            self.fail(at, key, f"must be a list of {len(self.items)} items", value)
+        inner = at.sub(key)
+        pairs = enumerate(zip(self.items, value, strict=True))
+        return tuple(spec.check(item, inner, i) for i, (spec, item) in pairs)
 
 
 class Check(Spec):

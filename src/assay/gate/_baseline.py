@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from assay import validate as v
 from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
@@ -26,7 +26,6 @@ from assay.results import CandidateSummary, Result
 from assay.vocabulary import STATUSES, TIERS
 
 SCHEMA_VERSION: Final = 2
-_NUMBER = (int, float)
 
 
 # One encoder for every fingerprint: json.dumps with options builds a new one per call, which
@@ -160,136 +159,99 @@ def decided_count(document: Mapping[str, Any]) -> int:
     return count
 
 
-def _is_tier(value: Any) -> bool:
-    return isinstance(value, str) and value in TIERS
+def _found(rule: str) -> str:
+    """A rule's message naming the value by its JSON type only: an entry holds no golden text,
+    but a hand edit could have put anything there."""
+    return rule + " (found {found})"
 
 
-def _is_status(value: Any) -> bool:
-    return isinstance(value, str) and value in STATUSES
+# What each field of an entry must hold. A hand edit of the wrong type would otherwise be
+# silently misread ("passed": "yes" is not true, so a regression of that golden would go
+# unreported; a score "0.9" is never compared) or crash the diff.
+_MISSING: Final = "is missing"
+_TEXT: Final = v.Maybe(v.Str(message=_found("must be a string or null")))
+_ENTRY_FIELDS: Final = {
+    "tier": v.Str(
+        choices=TIERS, message=_found(f"must be one of {', '.join(TIERS)}"), required=_MISSING
+    ),
+    "status": v.Str(
+        choices=STATUSES, message=_found(f"must be one of {', '.join(STATUSES)}"), required=_MISSING
+    ),
+    # null: undecided (needs-judge, no-output)
+    "passed": v.Maybe(v.Bool(message=_found("must be true, false or null")), required=_MISSING),
+    "score": v.Maybe(v.Num(message=_found("must be a finite number or null"))),
+    "decided_by": _TEXT,
+    "fingerprint": _TEXT,
+}
+# Schema 2: the evidence of a random golden's repeats (all of it or none).
+_COUNT: Final = v.Int(at_least=0, message=_found("must be an integer >= 0"), required=_MISSING)
+_SAMPLES: Final = "must be a list of finite numbers"
+_TRIAL_FIELDS: Final = {
+    "trials": _COUNT,
+    "passes": _COUNT,
+    "errors": _COUNT,
+    "scores": v.List(
+        v.Num(message=_SAMPLES + " (found a list)"), message=_found(_SAMPLES), required=_MISSING
+    ),
+    "random": v.Bool(message=_found("must be true or false"), required=_MISSING),
+}
+_UNKNOWN: Final = "unknown field"
+_ENTRY: Final = v.Table(_ENTRY_FIELDS, unknown=_UNKNOWN)
+_RANDOM_ENTRY: Final = v.Table({**_ENTRY_FIELDS, **_TRIAL_FIELDS}, unknown=_UNKNOWN)
+_NOT_ENTRIES: Final = "must map candidate -> golden id -> entry"
 
 
-def _is_passed(value: Any) -> bool:  # null: undecided (needs-judge, no-output)
-    return value is None or isinstance(value, bool)
-
-
-def _is_score(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, _NUMBER) and not isinstance(value, bool) and math.isfinite(value)
-    )
-
-
-def _is_text(value: Any) -> bool:
-    return value is None or isinstance(value, str)
-
-
-# What each field of an entry must hold, and the message when it does not. A hand edit of the
-# wrong type would otherwise be silently misread ("passed": "yes" is not true, so a regression of
-# that golden would go unreported; a score "0.9" is never compared) or crash the diff.
-_ENTRY_FIELDS: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
-    ("tier", _is_tier, f"must be one of {', '.join(TIERS)}"),
-    ("status", _is_status, f"must be one of {', '.join(STATUSES)}"),
-    ("passed", _is_passed, "must be true, false or null"),
-    ("score", _is_score, "must be a finite number or null"),
-    ("decided_by", _is_text, "must be a string or null"),
-    ("fingerprint", _is_text, "must be a string or null"),
-)
-_REQUIRED: Final = frozenset({"tier", "status", "passed"})
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _is_samples(value: Any) -> bool:
-    return isinstance(value, list) and all(_is_score(v) and v is not None for v in value)
-
-
-# Schema 2: the evidence of a random golden's repeats (all four or none).
-_TRIAL_FIELDS: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
-    ("trials", _is_count, "must be an integer >= 0"),
-    ("passes", _is_count, "must be an integer >= 0"),
-    ("errors", _is_count, "must be an integer >= 0"),
-    ("scores", _is_samples, "must be a list of finite numbers"),
-    ("random", lambda v: isinstance(v, bool), "must be true or false"),
-)
-
-
-_ABSENT: Final = object()
-
-
-def _head(entry: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What an entry's tier, status, passed and decided_by are, with their types (so that a
-    ``"passed": 1`` never equals a ``true``): most entries of a suite share a few of these."""
-    tier = entry.get("tier", _ABSENT)
-    status = entry.get("status", _ABSENT)
-    passed = entry.get("passed", _ABSENT)
-    decided = entry.get("decided_by", _ABSENT)
-    return (type(tier), tier, type(status), status, type(passed), passed, type(decided), decided)
-
-
-def _check_entries(goldens: Mapping[str, Mapping[str, Any]], source: str) -> None:
-    """Every entry checked field by field (see :func:`_check_entry`); the fields most entries
-    share with an entry already checked are not checked again."""
-    valid: set[tuple[Any, ...]] = set()
+def _check_goldens(goldens: Any, at: v.At, key: v.Key) -> Any:
+    """Every entry checked by its table. Most entries of a suite are equal but for their
+    fingerprint (the same tier, status, passed, score, decided_by): one equal to an entry
+    already checked, types included (``"passed": 1`` is no ``true``), is not checked again."""
+    at = at.sub(key)
+    if not isinstance(goldens, dict):
+        at.fail(_NOT_ENTRIES)
+    checked: set[tuple[Any, ...]] = set()
     for candidate, entries in goldens.items():
+        if not isinstance(entries, dict) or not all(isinstance(e, dict) for e in entries.values()):
+            at.fail(_NOT_ENTRIES)
+        where = at.sub(candidate)
         for golden_id, entry in entries.items():
-            if "trials" not in entry:
-                head = _head(entry)
-                try:
-                    known = head in valid
-                except TypeError:  # a list or an object where a text should be: checked below
-                    known = False
-                if known and _is_score(entry.get("score")) and _is_text(entry.get("fingerprint")):
+            same: tuple[Any, ...] | None
+            same = tuple([(n, type(x), x) for n, x in entry.items() if n != "fingerprint"])
+            try:
+                if same in checked and type(entry.get("fingerprint")) in (str, type(None)):
                     continue
-            _check_entry(entry, source, f"goldens.{candidate}.{golden_id}")
-            if "trials" not in entry:
-                valid.add(head)
+            except TypeError:  # a list or an object in it (a random golden's scores)
+                same = None
+            if _TRIAL_FIELDS.keys().isdisjoint(entry):
+                _ENTRY.check(entry, where, golden_id)
+            else:
+                _RANDOM_ENTRY.check(entry, where, golden_id)
+                if entry["passes"] > entry["trials"]:
+                    where.sub(golden_id).fail("must not exceed trials", "passes")
+            if same is not None:
+                checked.add(same)
+    return goldens
 
 
-def _check_entry(entry: Mapping[str, Any], source: str, where: str) -> None:
-    if "trials" in entry:
-        for name, valid, rule in _TRIAL_FIELDS:
-            if name not in entry:
-                raise BaselineError("is missing", source=source, field=f"{where}.{name}")
-            if not valid(entry[name]):
-                raise BaselineError(
-                    f"{rule} (found {_json_type(entry[name])})",
-                    source=source,
-                    field=f"{where}.{name}",
-                )
-        if entry["passes"] > entry["trials"]:
-            raise BaselineError("must not exceed trials", source=source, field=f"{where}.passes")
-    for name, valid, rule in _ENTRY_FIELDS:
-        if name not in entry:
-            if name in _REQUIRED:
-                raise BaselineError("is missing", source=source, field=f"{where}.{name}")
-            continue
-        if not valid(entry[name]):
-            # The value is named by its JSON type only: an entry holds no golden text, but a
-            # hand edit could have put anything there.
-            raise BaselineError(
-                f"{rule} (found {_json_type(entry[name])})", source=source, field=f"{where}.{name}"
-            )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return f"the string {json.dumps(value)}" if len(value) <= 40 else "a long string"
-    if isinstance(value, _NUMBER):
-        return f"the number {value!r}" if math.isfinite(value) else "a non-finite number"
-    return "a list" if isinstance(value, list) else "an object"
+_DOCUMENT: Final = v.Table(
+    {
+        "schema_version": v.Spec(),  # checked first (a schema 1 baseline is told the fix)
+        "kind": v.Str(choices=("gate", "agent"), message=_found("must be gate or agent")),
+        "assay_version": v.Spec(),
+        "suite": v.Str(message=_found("must be a string")),
+        "summary": v.Spec(),
+        "goldens": v.Check(_check_goldens, required=_NOT_ENTRIES),
+        "composite": v.Spec(),  # an agent baseline's: read by assay.agent._gate
+    },
+    unknown=_UNKNOWN,
+)
 
 
 def load(path: Path) -> dict[str, Any]:
     """Read and validate a baseline.
 
     Raises:
-        BaselineError: missing, unreadable, not JSON, of an unknown schema version, or an
-            entry field of the wrong type or value (naming the file and the field).
+        BaselineError: missing, unreadable, not JSON, of an unknown schema version, or a field
+            of the wrong type or value, or unknown (naming the file and the field).
     """
     source = str(path)
     document = read_json(
@@ -311,27 +273,7 @@ def load(path: Path) -> dict[str, Any]:
             source=source,
             field="schema_version",
         )
-    if "kind" in document and document["kind"] not in ("gate", "agent"):
-        raise BaselineError(
-            f"must be gate or agent (found {_json_type(document['kind'])})",
-            source=source,
-            field="kind",
-        )
-    if "suite" in document and not isinstance(document["suite"], str):
-        raise BaselineError(
-            f"must be a string (found {_json_type(document['suite'])})",
-            source=source,
-            field="suite",
-        )
-    goldens = document.get("goldens")
-    if not isinstance(goldens, dict) or not all(
-        isinstance(v, dict) and all(isinstance(e, dict) for e in v.values())
-        for v in goldens.values()
-    ):
-        raise BaselineError(
-            "must map candidate -> golden id -> entry", source=source, field="goldens"
-        )
-    _check_entries(goldens, source)
+    _DOCUMENT.check(document, v.At(source, "", BaselineError))
     return document
 
 

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import validate as v
 from assay._version import __version__
 from assay.asserts import CheckResult
 from assay.errors import MergeError
+from assay.gate._verdict import MODES
 from assay.results import Result
+from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
     from assay.config import Config
@@ -129,6 +132,119 @@ def gate_partial(
 
 # --------------------------------------------------------------------------- reading partials
 
+# The shard document, declared: a hand-edited or truncated shard is one line naming the first
+# bad field, never a crash inside the merge. Settings the merge only compares across shards
+# may hold anything; every key must be one a shard writes.
+_ANY: Final = v.Spec()
+_COUNT: Final = v.Int(at_least=0, integral=True, required=True)
+_NAME: Final = v.Str(required=True)
+_NAMES: Final = v.List(v.Str(), required=True)
+_TEXT: Final = v.Maybe(v.Str(), required=True)
+_TRIAL: Final = v.Row(v.Str(), v.Str(), _COUNT, _COUNT, _COUNT, v.List(v.Num()), v.Bool())
+
+
+def _table(fields: Mapping[str, v.Spec], **options: Any) -> v.Table:
+    return v.Table(fields, unknown="unknown field", **options)
+
+
+_CHECK: Final = _table(
+    {
+        "text": _NAME,
+        "op": _NAME,
+        "passed": v.Bool(required=True),
+        "reason": _TEXT,
+        "evidence": v.Spec(required=True),
+    }
+)
+_REPEATS: Final = {"k": v.Int(at_least=1, integral=True, required=True), "passed": _COUNT}
+_RESULT: Final = _table(
+    {
+        "id": _NAME,
+        "tier": _TEXT,
+        "candidate": _NAME,
+        "status": v.Str(choices=STATUSES, required=True),
+        "passed": v.Maybe(v.Bool(), required=True),
+        "score": v.Maybe(v.Num(), required=True),
+        "decided_by": _TEXT,
+        "checks": v.List(_CHECK, indexed=True, required=True),
+        "notes": v.List(v.Str()),
+        "repeats": _table(
+            _REPEATS | dict.fromkeys(("pass_fraction", "pass_at_k", "pass_hat_k", "flaky"), _ANY)
+        ),
+        "title": v.Str(),
+        "telemetry": v.Dict(),
+        "failure": _table({"category": _NAME, "details": _NAME}),
+        "safety": v.Str(),
+        "finish_reason": v.Str(),
+        "output": _ANY,  # a gate's answer (or failed output), which the reports show
+    }
+)
+_DOCUMENT: Final = v.Table(
+    {"results": v.List(_RESULT, indexed=True, required=True), "partial": _ANY},
+    keep=lambda key: True,  # the rest is the run's --json document, rebuilt by the merge
+)
+_SETTINGS: Final = {
+    "assay_version": _ANY,
+    "mode": v.Str(choices=MODES, required=True),
+    "tiers": _NAMES,
+    "alpha": v.Num(above=0, at_most=1, required=True),  # as the config allows it
+    "score_tolerance": v.Num(at_least=0, required=True),
+    "min_pass_rate": v.Maybe(v.Num(), required=True),
+    "config": _ANY,
+    "baseline": v.Maybe(_table({"path": _NAME, "sha256": _TEXT}), required=True),
+}
+_HEAD: Final = {
+    "version": _ANY,  # read first: another version's shards are told so
+    "kind": v.Str(choices=("gate", "agent"), required=True),
+    "shard": v.Str(pattern="[0-9]+/[0-9]+", message="must be I/N (found {found})", required=True),
+    "suite": _NAME,
+    "suite_goldens": _COUNT,
+    "suite_digest": _NAME,
+    "goldens": v.List(v.Row(v.Str(), _COUNT, v.Str(), v.Bool()), indexed=True, required=True),
+}
+_GATE_SETTINGS: Final = _SETTINGS | {
+    "max_error_rate": v.Num(at_least=0, at_most=1, required=True),
+    **dict.fromkeys(
+        ("similarity", "judge", "max_repeats", "repeats", "strict", "candidates"), _ANY
+    ),
+}
+_ERRORS: Final = {
+    "total": _COUNT,
+    "errors": _COUNT,
+    "pairs": _COUNT,
+    "samples": v.List(
+        v.Row(v.Str(), v.Str(), _COUNT, v.List(v.Str())), indexed=True, required=True
+    ),
+}
+_GATE: Final = _table(
+    _HEAD
+    | {
+        "settings": _table(_GATE_SETTINGS, required=True),
+        "candidates": _NAMES,
+        "live": v.Bool(required=True),
+        "notes": _NAMES,
+        "trials": v.List(_TRIAL, indexed=True, required=True),
+        "looks": v.Int(at_least=1, integral=True, required=True),
+        "first_look": v.Maybe(v.List(_TRIAL, indexed=True), required=True),
+        "errors": _table(_ERRORS, required=True),
+        "strays": v.Dict(v.Row(_COUNT, v.List(v.Str())), required=True),
+        "judge_saved": _ANY,  # summed when it is an integer
+    }
+)
+_AGENT_SETTINGS: Final = _SETTINGS | {
+    "min_score": v.Maybe(v.Num(), required=True),
+    "bench": v.Dict(v.Num(), required=True),
+}
+_RECORD: Final = v.Row(v.Str(), v.Num(), v.Num(), _COUNT, _COUNT, _COUNT, v.Maybe(v.Dict(v.Num())))
+_AGENT: Final = _table(
+    _HEAD
+    | {
+        "settings": _table(_AGENT_SETTINGS, required=True),
+        "selection": v.Dict(required=True),
+        "records": v.List(_RECORD, indexed=True, required=True),
+    }
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ShardDocument:
@@ -148,7 +264,8 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
     """Read each shard document.
 
     Raises:
-        MergeError: a file that cannot be read, is not JSON, or is not a shard's document.
+        MergeError: a file that cannot be read, is not JSON, or is not a shard's document
+            (naming the first bad field).
     """
     from assay.io import read_json
 
@@ -170,37 +287,13 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
                 source=source,
                 field="partial.version",
             )
-        _check_shape(document, source)
+        at = v.At(source, "", MergeError)
+        _DOCUMENT.check(document, at)
+        (_AGENT if partial.get("kind") == "agent" else _GATE).check(partial, at, "partial")
         parts.append(ShardDocument(source, document))
     if not parts:
         raise MergeError("no shard documents to merge")
     return parts
-
-
-def _check_shape(document: dict[str, Any], source: str) -> None:
-    """The document against the shard document's JSON Schema (data/schemas): a hand-edited or
-    truncated shard is one line naming the first bad field, never a crash inside the merge."""
-    import json
-    from importlib import resources
-
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    schema_file = resources.files("assay").joinpath("data", "schemas", "shard-document.schema.json")
-    validator = Draft202012Validator(json.loads(schema_file.read_text(encoding="utf-8")))
-    error = best_match(validator.iter_errors(document))
-    if error is None:
-        return
-    path = list(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        path += [name for name in error.validator_value if name not in error.instance][:1]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-    message = error.message if len(error.message) <= 120 else error.message[:117] + "..."
-    raise MergeError(
-        f"not a shard document assay can merge: {message}",
-        source=source,
-        field=where.lstrip(".") or None,
-    )
 
 
 def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> int:
