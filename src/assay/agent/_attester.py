@@ -66,28 +66,11 @@ class Attester:
         *,
         isolation: Mapping[str, Any] | None = None,
     ) -> str:
-        from assay.attest import seal
-
-        if self.held is not None:
-            built = self.build(task, journal, worktree, allow_paths, given, isolation=isolation)
-            self.held.append(built)
-            return built.id
-        sealed = seal(
-            self.root,
-            [task],
-            self.goldens_root(task),
-            task.id,
-            journal,
-            worktree,
-            list(self.endpoints),
-            self.run_id,
-            self.key,
-            allow_paths=list(allow_paths),
-            given=list(given),
-            folder=self.folder,
-            isolation=isolation,
-        )
-        return sealed.id
+        built = self.build(task, journal, worktree, allow_paths, given, isolation=isolation)
+        if self.held is None:
+            return self.store(built)
+        self.held.append(built)
+        return built.id
 
     def build(
         self,

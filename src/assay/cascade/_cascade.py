@@ -248,6 +248,23 @@ def judge_threshold(golden: Golden, spec: AssertSpec) -> float:
     return golden.threshold if golden.threshold_given else JUDGE_THRESHOLD
 
 
+def judge_error(
+    result: Result, notes: Sequence[str], checks: tuple[CheckResult, ...] | None = None
+) -> Result:
+    """``result`` as the judge left it when it could not grade (a failed call, no verdict):
+    ``error``, never a pass, no score; ``notes`` say why (and ``checks``, when given, replace
+    its checks)."""
+    return replace(
+        result,
+        status="error",
+        passed=False,
+        score=None,
+        decided_by=TIER3,
+        checks=result.checks if checks is None else checks,
+        notes=tuple(notes),
+    )
+
+
 def finish_judged(
     golden: Golden, result: Result, verdicts: Mapping[int, tuple[float, str] | str]
 ) -> Result:
@@ -284,15 +301,7 @@ def finish_judged(
                 {**evidence, "reason": "below_threshold"},
             )
     if errors:
-        return replace(
-            result,
-            status="error",
-            passed=False,
-            score=None,
-            decided_by=TIER3,
-            checks=tuple(checks),
-            notes=tuple(errors),
-        )
+        return judge_error(result, errors, tuple(checks))
     skipped = frozenset(i for i, c in enumerate(checks) if is_skipped(c))
     return _weighted(golden, result.candidate, tuple(checks), skipped, TIER3, tuple(judged))
 

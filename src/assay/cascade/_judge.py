@@ -31,7 +31,6 @@ from assay.validate import is_number
 from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
-    from assay.asserts import CheckResult
     from assay.config import JudgeSettings
     from assay.goldens import Golden
     from assay.models import OutputCache, RunStats
@@ -292,6 +291,8 @@ def _tier3_decided(
     """A tier 3 result decided by its verdict: pass at the golden's threshold; no verdict is
     ``error`` (judge-error)."""
     if verdict is None:
+        from assay.cascade._cascade import judge_error
+
         return judge_error(result, [f"judge-error: {error}"])
     passed = verdict["score"] >= golden.threshold
     note = (
@@ -306,23 +307,6 @@ def _tier3_decided(
         score=verdict["score"],
         decided_by=TIER3,
         notes=(note,),
-    )
-
-
-def judge_error(
-    result: Result, notes: Sequence[str], checks: tuple[CheckResult, ...] | None = None
-) -> Result:
-    """``result`` as the judge left it when it could not grade (a failed call, no verdict):
-    ``error``, never a pass, no score; ``notes`` say why (and ``checks``, when given, replace
-    its checks)."""
-    return replace(
-        result,
-        status="error",
-        passed=False,
-        score=None,
-        decided_by=TIER3,
-        checks=result.checks if checks is None else checks,
-        notes=tuple(notes),
     )
 
 

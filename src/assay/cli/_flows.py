@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +112,49 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
     return shard, chosen
 
 
+def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
+    """The Which goldens, Baseline and Report flags gate, eval and bench share, checked: the
+    report, and the fields of ``GateOptions`` and ``AgentOptions`` they set (``max_repeats``
+    only where the command has ``--max-repeats``).
+
+    Raises:
+        click.UsageError: flags that do not go together (see the functions above).
+        AssayError: an empty pattern.
+    """
+    mode = baseline_mode(flags["write_baseline"], flags["check"])
+    alpha, max_repeats = flags["alpha"], flags.get("max_repeats")
+    if (alpha is not None or max_repeats is not None) and mode != "check":
+        if "max_repeats" in flags:  # eval's
+            raise click.UsageError("--alpha and --max-repeats apply to --check")
+        raise click.UsageError("--alpha applies to --check")
+    shard, chosen = selection(flags["shard_spec"], flags["patterns"], mode)
+    report = report_settings(
+        flags["as_json"], flags["fmt"], flags["output"], flags["quiet"], flags["failures_only"]
+    )
+    fields = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
+    fields |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
+    if "max_repeats" in flags:
+        fields["max_repeats"] = max_repeats
+    return report, fields
+
+
+def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions]:
+    """The report and the ``GateOptions`` of gate and eval: ``flags`` are those they share
+    (--similarity, --judge, --no-cache and shared_flags'; --no-save is the caller's), ``own``
+    the command's other fields."""
+    from assay.gate._run import GateOptions
+
+    report, shared = shared_flags(flags)
+    options = GateOptions(
+        similarity=flags["similarity"],
+        judge=flags["use_judge"],
+        no_cache=flags["no_cache"],
+        **own,
+        **shared,
+    )
+    return report, options
+
+
 def run_gate_flow(
     options: GateOptions, config: Config, report: Report, self_test: bool, save: bool = False
 ) -> int:
@@ -182,27 +225,15 @@ def run_agent_flow(
     from assay.agent import execute_agent, run_agent
 
     if execute is not None:
-
-        def say(line: str) -> None:
-            click.echo(f"assay: {line}", err=True)
-
-        command, sandbox = _agent_sandbox(
-            execute.agent, config, execute.no_journal, execute.no_network
-        )
-        sandbox = replace(
-            sandbox,
-            environment=execute.environment,
-            isolation=execute.isolation,
-            image=execute.image,
-        )
+        command, sandbox = _agent_sandbox(execute, config)
         outcome = execute_agent(
             options,
             config,
             command,
+            sandbox=sandbox,
+            report=lambda line: click.echo(f"assay: {line}", err=True),
             jobs=execute.jobs,
             keep_worktrees=execute.keep_worktrees,
-            sandbox=sandbox,
-            report=say,
             executor=execute.executor,
             ray_address=execute.ray_address,
         )
@@ -212,18 +243,26 @@ def run_agent_flow(
     return outcome.exit_code
 
 
-def _agent_sandbox(agent: str, config: Any, no_journal: bool, no_network: bool) -> tuple[str, Any]:
+def _agent_sandbox(execute: AgentRun, config: Any) -> tuple[str, Any]:
     """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
     itself as the command (or a built-in agent)."""
     from assay.agent._execute import Sandbox
 
-    named = config.agents.get(agent)
+    # Where the steps run and how fenced: the flags, whatever the [agents.NAME] block says.
+    where: dict[str, Any] = {
+        "environment": execute.environment,
+        "isolation": execute.isolation,
+        "image": execute.image,
+    }
+    named = config.agents.get(execute.agent)
     if named is None:
-        return agent, Sandbox(journal=not no_journal, no_network=no_network)
+        sandbox = Sandbox(journal=not execute.no_journal, no_network=execute.no_network, **where)
+        return execute.agent, sandbox
     return named.command, Sandbox(
-        journal=named.journal and not no_journal,
-        no_network=named.no_network or no_network,
+        journal=named.journal and not execute.no_journal,
+        no_network=named.no_network or execute.no_network,
         allow_read=named.allow_read,
         allow_endpoints=named.allow_endpoints,
         env=named.env,
+        **where,
     )

@@ -66,6 +66,27 @@ def similarity_option() -> Callable[[F], F]:
     )
 
 
+def path_option(*names: str, **attrs: Any) -> Callable[[F], F]:
+    """An option naming a file or folder, given to the command as a Path."""
+    return click.option(*names, type=click.Path(path_type=Path), **attrs)
+
+
+def count_option(*names: str, help_text: str) -> Callable[[F], F]:
+    """An option taking a whole number of at least 1 (None when not given)."""
+    return click.option(*names, type=click.IntRange(min=1), help=help_text)
+
+
+def json_option(help_text: str = "Print one JSON document.") -> Callable[[F], F]:
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def key_file_option() -> Callable[[F], F]:
+    """``--key-file`` of the ``assay attest`` commands."""
+    return path_option(
+        "--key-file", help="Key file (default: $ASSAY_KEY_FILE, else the user's config folder)."
+    )
+
+
 def apply(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     """Several option decorators as one, listed in help in the order given."""
 
@@ -112,7 +133,7 @@ def selection_options() -> Callable[[F], F]:
 def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
     """-b/--baseline, -w/--write-baseline, -c/--check, --alpha, --force (and --max-repeats)."""
     options = [
-        click.option("-b", "--baseline", type=click.Path(path_type=Path), help="Baseline file."),
+        path_option("-b", "--baseline", help="Baseline file."),
         click.option(
             "-w", "--write-baseline", is_flag=True, help="Write the baseline from this run."
         ),
@@ -130,10 +151,9 @@ def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
     ]
     if max_repeats:
         options.append(
-            click.option(
+            count_option(
                 "--max-repeats",
-                type=click.IntRange(min=1),
-                help="With --check: give undecided goldens more trials, up to N in all.",
+                help_text="With --check: give undecided goldens more trials, up to N in all.",
             )
         )
     options.append(
@@ -151,12 +171,9 @@ def report_options() -> Callable[[F], F]:
     """-f/--format, --json, -o/--output, -q/--quiet, --failures-only."""
     return apply(
         format_option("Report format (default text)."),
-        click.option("--json", "as_json", is_flag=True, help="The same as --format json."),
-        click.option(
-            "-o",
-            "--output",
-            type=click.Path(path_type=Path),
-            help="Write the report to FILE (the verdict still goes to stderr).",
+        json_option("The same as --format json."),
+        path_option(
+            "-o", "--output", help="Write the report to FILE (the verdict still goes to stderr)."
         ),
         click.option(
             "-q", "--quiet", is_flag=True, help="Text report: only the summary and the verdict."
@@ -177,3 +194,5 @@ BASELINE_SECTION: Final = (
     "max_repeats",
     "force",
 )
+# The last sections of the help of gate, eval and bench.
+JOB_SECTIONS: Final = (("Baseline", BASELINE_SECTION), ("Report", REPORT_SECTION))

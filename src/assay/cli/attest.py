@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from assay.cli._options import json_option, key_file_option, path_option
+
 if TYPE_CHECKING:
     from assay.attest import Verification
 
@@ -16,11 +18,8 @@ def attest_group() -> None:
     """Clean-run attestation: prove the agent never saw the answer."""
 
 
-_KEY_HELP = "Key file (default: $ASSAY_KEY_FILE, else the user's config folder)."
-
-
 @attest_group.command("keygen")
-@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
+@key_file_option()
 def keygen_command(key_file: Path | None) -> int:
     """Create a new 32-byte HMAC key (mode 0600); never overwrites one."""
     from assay.attest import keygen, resolve_key_path
@@ -39,22 +38,14 @@ def keygen_command(key_file: Path | None) -> int:
     required=True,
     help="The task id (a golden under GOLDENS, else the project's or a packaged task).",
 )
-@click.option(
-    "--journal",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The run's hash-chained journal (JSONL).",
-)
-@click.option(
-    "--worktree",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The agent's worktree (paths outside it are out of scope).",
+@path_option("--journal", required=True, help="The run's hash-chained journal (JSONL).")
+@path_option(
+    "--worktree", required=True, help="The agent's worktree (paths outside it are out of scope)."
 )
 @click.option("--allow-endpoint", "allow", multiple=True, help="An allowed host:port.")
 @click.option("--run-id", help="The run id to record.")
-@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@key_file_option()
+@json_option()
 def seal_command(
     goldens: Path | None,
     task_id: str,
@@ -114,18 +105,11 @@ def seal_command(
 
 @attest_group.command("verify")
 @click.argument("attestation_id")
-@click.option(
-    "--journal",
-    type=click.Path(path_type=Path),
-    help="Also check the journal chains to the recorded head and matches the record.",
+@path_option(
+    "--journal", help="Also check the journal chains to the recorded head and matches the record."
 )
-@click.option("--key-file", type=click.Path(path_type=Path), help=_KEY_HELP)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print {ok, reason, id, verdict, isolation, evidence, notes}.",
-)
+@key_file_option()
+@json_option("Print {ok, reason, id, verdict, isolation, evidence, notes}.")
 def verify_command(
     attestation_id: str, journal: Path | None, key_file: Path | None, as_json: bool
 ) -> int:

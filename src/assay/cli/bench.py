@@ -5,20 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
-from assay.cli._flows import AgentRun, baseline_mode, report_settings, run_agent_flow, selection
+from assay.cli import _options as opt
+from assay.cli._flows import AgentRun, run_agent_flow, shared_flags
 from assay.cli._help import SectionedCommand
-from assay.cli._options import (
-    BASELINE_SECTION,
-    REPORT_SECTION,
-    SELECTION_SECTION,
-    baseline_options,
-    report_options,
-    selection_options,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +67,9 @@ class _Execution:
     sections=[
         ("What to score", ("agent", "telemetry")),
         ("Running the agent (with --agent)", tuple(f.name for f in fields(_Execution))),
-        ("Which tasks", SELECTION_SECTION),
+        ("Which tasks", opt.SELECTION_SECTION),
         ("Saved runs", ("no_save", "compare")),
-        ("Baseline", BASELINE_SECTION),
-        ("Report", REPORT_SECTION),
+        *opt.JOB_SECTIONS,
     ],
     examples=[
         (
@@ -97,16 +89,14 @@ class _Execution:
     help="Run this agent on the executable tasks: a command, a name from [agents.NAME], "
     "oracle (the reference solutions) or noop.",
 )
-@click.option(
+@opt.path_option(
     "--telemetry",
-    type=click.Path(path_type=Path),
     help="Score this telemetry instead: a folder of <task_id>.json or a JSONL file.",
 )
-@click.option(
+@opt.count_option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=1),
-    help="Tasks at once (default 1; with --executor ray: at most N, default one per CPU).",
+    help_text="Tasks at once (default 1; with --executor ray: at most N, default one per CPU).",
 )
 @click.option(
     "--executor",
@@ -136,36 +126,23 @@ class _Execution:
     type=click.Choice(["bubblewrap", "none"]),
     default=None,
     help="The agent's sandbox: bubblewrap (the default: only its worktree and toolchain are in "
-    "its world) or none (observation only: see the README's threat model).",
+    "its world) or none (observation only: see the threat model in docs/guide/attestation.md).",
 )
 @click.option("--no-journal", is_flag=True, help="No strace journal and no attestation.")
 @click.option("--no-network", is_flag=True, help="Run the agent in a network namespace of its own.")
 @click.option("--keep-worktrees", is_flag=True, help="Keep each task's worktree afterwards.")
-@selection_options()
+@opt.selection_options()
 @click.option("--no-save", is_flag=True, help="Do not save the run record.")
 @click.option("--compare", is_flag=True, help="Show the delta against the previous saved run.")
-@baseline_options()
-@report_options()
+@opt.baseline_options()
+@opt.report_options()
 def bench_command(
     path: Path | None,
     agent: str | None,
     telemetry: Path | None,
-    tiers: tuple[str, ...],
-    patterns: tuple[str, ...],
-    shard_spec: str | None,
     no_save: bool,
     compare: bool,
-    baseline: Path | None,
-    write_baseline: bool,
-    check: bool,
-    alpha: float | None,
-    force: bool,
-    fmt: str | None,
-    as_json: bool,
-    output: Path | None,
-    quiet: bool,
-    failures_only: bool,
-    **execution: Any,  # the "Running the agent" flags: an _Execution
+    **flags: Any,  # Running the agent (an _Execution), then those of shared_flags
 ) -> int:
     """Run an agent on the tasks (or score its telemetry) with the benchmark's formula.
 
@@ -176,25 +153,9 @@ def bench_command(
 
     if (agent is None) == (telemetry is None):
         raise click.UsageError("say what to score: --agent CMD (run it) or --telemetry PATH")
-    running = _Execution(**execution)
+    running = _Execution(**{f.name: flags[f.name] for f in fields(_Execution)})
     running.check(telemetry)
-    mode = baseline_mode(write_baseline, check)
-    if alpha is not None and mode != "check":
-        raise click.UsageError("--alpha applies to --check")
-    shard, chosen = selection(shard_spec, patterns, mode)
-    report = report_settings(as_json, fmt, output, quiet, failures_only)
-    options = AgentOptions(
-        path,
-        telemetry or Path(),
-        cast(Any, tiers),
-        not no_save,
-        compare,
-        mode=mode,
-        baseline=baseline,
-        force=force,
-        alpha=alpha,
-        shard=shard,
-        filter=chosen,
-    )
+    report, shared = shared_flags(flags)
+    options = AgentOptions(path, telemetry or Path(), save=not no_save, compare=compare, **shared)
     execute = running.run(agent) if agent is not None else None
     return run_agent_flow(options, load_config(), report, execute)

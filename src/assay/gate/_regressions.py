@@ -274,21 +274,28 @@ class _Walk:
         self.outside = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The baseline entries a run compares: of the goldens it ``selected`` (``whole``: from the
+    suite the baseline was written from), of its ``tiers`` (None: all); ``strict``: the goldens
+    that take the exact rule even when random."""
+
+    selected: frozenset[str]
+    whole: bool
+    tiers: frozenset[str] | None
+    strict: frozenset[str]
+
+
 def _walk(
     document: Mapping[str, Any],
     results: Sequence[Result],
     trials: Mapping[tuple[str, str], Trials],
-    selected: Iterable[str],
-    whole_suite: bool,
-    tiers: Iterable[str] | None,
-    strict: Iterable[str],
+    scope: _Scope,
     rules: Rules,
 ) -> _Walk:
-    """Every baseline entry the run selected: the exact rule's regressions, and the tests of
-    the random ones (not yet corrected)."""
-    wanted = set(tiers) if tiers else None
-    chosen = set(selected)
-    exact_only = set(strict)
+    """Every baseline entry in ``scope``: the exact rule's regressions, and the tests of the
+    random ones (not yet corrected)."""
+    wanted, chosen, exact_only = scope.tiers, scope.selected, scope.strict
     now = {(r.candidate, r.id): r for r in results}
     base: Mapping[str, Mapping[str, Any]] = document["goldens"]
     out = _Walk()
@@ -299,7 +306,7 @@ def _walk(
                 continue
             result = now.get((candidate, golden_id))
             if result is None:
-                if golden_id not in chosen and not whole_suite:
+                if golden_id not in chosen and not scope.whole:
                     out.outside += 1  # outside this selection: not compared
                 elif entry.get("passed") is True:
                     missing = (
@@ -366,7 +373,9 @@ def diff(
         first_look: with adaptive repeats, the trials of the first look: the suite test uses
             them, since which goldens got more trials depended on the data.
     """
-    walk = _walk(document, results, trials, selected, whole_suite, tiers, strict, rules)
+    wanted = frozenset(tiers) if tiers else None
+    scope = _Scope(frozenset(selected), whole_suite, wanted, frozenset(strict))
+    walk = _walk(document, results, trials, scope, rules)
     base: Mapping[str, Mapping[str, Any]] = document["goldens"]
     notes: list[str] = []
     regressions = walk.regressions
@@ -399,7 +408,8 @@ def undecided_pairs(
     shows no sign of a drop is not worth more calls)."""
     from assay.gate import _stats as stats
 
-    walk = _walk(document, results, trials, selected, True, None, strict, rules)
+    scope = _Scope(frozenset(selected), True, None, frozenset(strict))
+    walk = _walk(document, results, trials, scope, rules)
     level = _golden_level(walk.tests, rules)
     adjusted = stats.holm([t.p for t in walk.tests])
     return {

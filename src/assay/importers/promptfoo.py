@@ -32,6 +32,7 @@ import yaml
 
 from assay.errors import ConfigError
 from assay.io import read_text
+from assay.models.providers._base import SAMPLING_SETTINGS
 from assay.validate import did_you_mean, near_miss
 
 
@@ -134,16 +135,7 @@ _CODE: Final = frozenset({"javascript", "python", "webhook", "ruby"})
 # The keys of an assert that every type understands (promptfoo's Assertion).
 _COMMON_KEYS: Final = frozenset({"type", "value", "weight", "metric", "threshold"})
 # Provider settings that mean the same in assay's openai provider.
-_OPENAI_SETTINGS: Final = (
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "seed",
-    "stop",
-    "response_format",
-    "presence_penalty",
-    "frequency_penalty",
-)
+_OPENAI_SETTINGS: Final = ("temperature", "max_tokens", *SAMPLING_SETTINGS)
 # The names a template sees besides the vars (a var may not take one).
 _RESERVED: Final = ("input", "id", "tier", "title", "role")
 _TEST_KEYS: Final = frozenset({"description", "vars", "assert", "threshold", "options", "metadata"})

@@ -8,8 +8,9 @@ really calls a model.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assay._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from assay.models._cache import OutputCache, cache_key, default_cache_path
@@ -93,14 +94,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.models' has no attribute {name!r}")
-    value = getattr(import_module(f"assay.models.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -160,15 +160,9 @@ def _suite_properties(summary: Mapping[str, Any], document: Document) -> list[tu
 
 
 def render_junit(document: Document, content: ReportContent | None = None) -> str:
-    """Any run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape).
-
-    Args:
-        document: the results document (``--json`` output or a saved run record).
-        content: the expected answers, to show how a failing output differs.
-
-    Returns:
-        The XML document, UTF-8 declaration included, ending in a newline.
-    """
+    """Any run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape), its UTF-8 declaration
+    included, ending in a newline; ``document`` and ``content`` as for
+    :func:`~assay.views._markdown.render_markdown`."""
     root = ET.Element("testsuites", {"name": "assay"})
     grouped = by_candidate(document)
     for summary in candidates(document):
