@@ -49,7 +49,6 @@ OPS_GROUP: Final = "assay.ops"
 PROVIDERS_GROUP: Final = "assay.providers"
 SIMILARITY_GROUP: Final = "assay.similarity"
 FORMATS_GROUP: Final = "assay.formats"
-GROUPS: Final = (OPS_GROUP, PROVIDERS_GROUP, SIMILARITY_GROUP, FORMATS_GROUP)
 
 # pkg/name: each part starts with a letter or digit; ':' is excluded because the string form of
 # an assert ('myorg/ends-with:!') uses it to separate the op from its value.
@@ -328,7 +327,6 @@ def import_project_module(name: str, root: Path) -> ModuleType:
 
 __all__ = [
     "FORMATS_GROUP",
-    "GROUPS",
     "OPS_GROUP",
     "PROVIDERS_GROUP",
     "SIMILARITY_GROUP",

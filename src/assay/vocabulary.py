@@ -7,7 +7,6 @@ from typing import Final, Literal
 
 Tier = Literal["smoke", "standard", "stretch", "adversarial"]
 TIERS: Final[tuple[Tier, ...]] = ("smoke", "standard", "stretch", "adversarial")
-DEFAULT_TIER: Final[Tier] = "standard"
 # The tiers an agent run scores unless --tier says otherwise (adversarial tasks are opt-in).
 DEFAULT_AGENT_TIERS: Final[tuple[Tier, ...]] = ("smoke", "standard", "stretch")
 

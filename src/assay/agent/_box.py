@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
@@ -279,6 +279,29 @@ class _Held:
             self._kill()
 
 
+def spawn(
+    argv: list[str],
+    stdin: Path | None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
+) -> subprocess.Popen[bytes]:
+    """``argv`` in a session of its own, reading ``stdin`` (None: nothing), stdout and stderr
+    piped (for :class:`_Streams`): how every command of an agent's is started."""
+    with open(stdin or os.devnull, "rb") as source:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=pass_fds,
+            start_new_session=True,
+        )
+
+
 class Sandboxed(_Held):
     """One command in a bubblewrap sandbox; :meth:`finish` waits for it, counts the orphans and
     kills the sandbox (use it as a context manager: the sandbox never outlives it)."""
@@ -308,15 +331,7 @@ class Sandboxed(_Held):
         argv += ["--", sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
         argv += ["sh", "-c", command]
         passed = (info_w, seccomp, status_w, hold_r)
-        with open(stdin or os.devnull, "rb") as source:
-            self._process = subprocess.Popen(
-                argv,
-                stdin=source,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=passed,
-                start_new_session=True,
-            )
+        self._process = spawn(argv, stdin, pass_fds=passed)
         for fd in passed:
             os.close(fd)
         self._status = status_r
@@ -366,9 +381,6 @@ class Sandboxed(_Held):
             self._process.wait()
             raise AssayError(f"the sandbox did not start: {self._streams.said()[-1]}")
         return parsed
-
-    def tracer_pid(self) -> int | None:
-        return self._tracer.pid if self._tracer is not None else None
 
     def _orphans(self) -> set[int]:
         """What still runs in the sandbox beside the holder: bwrap's init is its reaper, so
@@ -438,22 +450,12 @@ class Unsandboxed(_Held):
         stdin: Path | None = None,
         trace_out: Path | None = None,
     ) -> None:
-        self.limits, self._trace_out = limits, trace_out
+        self.limits = limits
         status_r, status_w = os.pipe()
         hold_r, self._hold_w = os.pipe()
         argv = [sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
         argv += ["sh", "-c", command]
-        with open(stdin or os.devnull, "rb") as source:
-            self._process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=dict(env),
-                stdin=source,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(status_w, hold_r),
-                start_new_session=True,
-            )
+        self._process = spawn(argv, stdin, cwd=cwd, env=env, pass_fds=(status_w, hold_r))
         os.close(status_w)
         os.close(hold_r)
         self._status = status_r

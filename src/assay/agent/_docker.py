@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from assay.agent._box import Finished, Limits, _Streams
+from assay.agent._box import Finished, Limits, _Streams, spawn
 from assay.agent._sandbox import World
 from assay.errors import AssayError, GoldenError
 from assay.goldens import Golden
@@ -160,14 +160,7 @@ class Containered:
             raise AssayError(f"the task's container did not start: {said}")
         self._started = time.monotonic()
         try:
-            with open(stdin or os.devnull, "rb") as source:
-                self._process = subprocess.Popen(
-                    ["docker", "exec", "-i", name, "sh", "-c", command],
-                    stdin=source,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                )
+            self._process = spawn(["docker", "exec", "-i", name, "sh", "-c", command], stdin)
         except OSError:
             _docker("kill", name)
             raise

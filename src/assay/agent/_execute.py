@@ -59,7 +59,6 @@ from assay.goldens import TASK_FILE, Golden
 if TYPE_CHECKING:
     from assay.agent._attester import Attester
 
-BUILTIN_AGENTS: Final = ("oracle", "noop")
 ISOLATIONS: Final = ("bubblewrap", "none")
 DEFAULT_MAX_DURATION_S: Final = 600.0
 STEP_TIMEOUT_S: Final = 300.0  # verify and a completion signal

@@ -253,7 +253,7 @@ def check_bubblewrap() -> None:
     if not sys.platform.startswith("linux"):
         raise AssayError(
             "the agent's sandbox needs Linux (bubblewrap); --isolation none runs it without one "
-            "(observation only: see the README's threat model)"
+            "(observation only: see the threat model in docs/guide/attestation.md)"
         )
     bwrap = bwrap_path()
     if bwrap is None:

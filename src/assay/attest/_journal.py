@@ -22,7 +22,6 @@ from assay.io import append_bytes
 GENESIS: Final = "0" * 64
 _BOM: Final = b"\xef\xbb\xbf"
 KINDS: Final = ("read", "write", "exec", "net", "tool", "message")
-OPTIONAL: Final = ("path", "endpoint", "command", "content")
 
 
 def event_hash(event: dict[str, Any]) -> str:

@@ -447,8 +447,8 @@ def load(
             step's; :meth:`LoadedSuite.fingerprints_of` gives them).
 
     Raises:
-        GoldenError: from :func:`assay.goldens.discover` (no such folder...), or a duplicate id
-            (the same error one process raises).
+        GoldenError: from :func:`assay.goldens._loader.discover_paths` (no such folder...),
+            or a duplicate id (the same error one process raises).
         ConfigError: :data:`WORKERS_ENV` or :data:`MIN_MS_ENV` is not a number in range.
     """
     paths = discover_paths(root)

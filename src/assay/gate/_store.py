@@ -3,7 +3,7 @@ overwritten.
 
 File names carry the UTC time to the microsecond (``eval_run_20261130T120000_123456Z.json``);
 two runs in the same microsecond still get two files (``..._2.json``), because each file is
-created exclusively. Reading them back (and upgrading old agent records) is
+created exclusively. Reading them back (and refusing an older assay's records) is
 :mod:`assay.agent._saved_runs`; this module is what every run needs to save one, and imports
 nothing heavy.
 """
@@ -70,9 +70,7 @@ def prune_runs(root: Path, keep: int) -> list[str]:
     folder = runs_dir(root)
     for run_id in removed:
         try:
-            (folder / f"{run_id}.json").unlink()
-        except FileNotFoundError:
-            pass
+            (folder / f"{run_id}.json").unlink(missing_ok=True)
         except OSError as exc:
             raise RunStoreError(
                 f"cannot remove an old run: {exc.strerror}", source=str(folder)

@@ -1,9 +1,9 @@
 """A goldens folder's defaults: ``_defaults.yaml`` at its root, applied to each of its goldens.
 
-Only the root of the folder being loaded is read (the folder ``assay run PATH`` names, or the
-config's goldens folder), so every golden of one run sees the same defaults, and packaged
-default goldens, loaded from their own folder, never get a project's. Discovery skips the file
-like every ``_``-prefixed name.
+Only the root of the folder being loaded is read (the folder ``assay gate PATH`` or ``assay eval
+PATH`` names, or the config's goldens folder), so every golden of one run sees the same
+defaults, and packaged default goldens, loaded from their own folder, never get a project's.
+Discovery skips the file like every ``_``-prefixed name.
 
 Fail closed: a key other than ``vars``, ``asserts`` and ``threshold`` is an error, not ignored
 (a misspelt ``assert:`` would otherwise drop a check from every golden at once).

@@ -26,24 +26,14 @@ def _is_golden_file(name: str) -> bool:
     return name.endswith((_MARKDOWN, _JSONL, *_YAML))
 
 
-def discover(root: Path) -> list[Path]:
-    """Every golden file under ``root`` (or ``root`` itself), sorted by relative path.
+def discover_paths(root: Path) -> list[str]:
+    """Every golden file under ``root`` (or ``root`` itself), sorted by relative path, as path
+    strings (what ``str()`` of a ``Path`` gives): a suite of 10,000 files need not build 10,000
+    ``Path`` objects to read them.
 
     Raises:
         GoldenError: no such folder, a folder that cannot be read, or an entry named like a
             golden that is no regular file (a FIFO, device, socket, symlink loop, dangling link).
-    """
-    if root.is_file():
-        return [root]
-    return [Path(path) for path in discover_paths(root)]
-
-
-def discover_paths(root: Path) -> list[str]:
-    """:func:`discover` as path strings (what ``str()`` of each of its paths gives): a suite of
-    10,000 files need not build 10,000 ``Path`` objects to read them.
-
-    Raises:
-        GoldenError: as :func:`discover`.
     """
     if root.is_file():
         return [str(root)]
@@ -112,14 +102,6 @@ def _stem(name: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-def iter_file(
-    path: Path, *, strict: bool = False, defaults: Defaults | None = None
-) -> Iterator[Golden]:
-    """The goldens held by one file (``strict``: every unknown frontmatter key is an error;
-    ``defaults``: its folder's, see :func:`assay.goldens._defaults.read_defaults`)."""
-    return iter_path(str(path), strict=strict, defaults=defaults)
-
-
 def _read(path: str) -> bytes:
     """A golden's bytes in three system calls: ``open()`` builds a buffered file object, half
     the cost of reading a small golden. Any failure goes through :func:`assay.io.read_bytes`,
@@ -142,7 +124,9 @@ def _read(path: str) -> bytes:
 def iter_path(
     source: str, *, strict: bool = False, defaults: Defaults | None = None
 ) -> Iterator[Golden]:
-    """:func:`iter_file` of the path ``str(path)`` gives (``source``, as errors name it)."""
+    """The goldens held by the file at ``source`` (as errors name it; ``strict``: every unknown
+    frontmatter key is an error; ``defaults``: its folder's, see
+    :func:`assay.goldens._defaults.read_defaults`)."""
     folder, name = os.path.split(source)
     tier = _tier_of(folder, name)
     if name.endswith(_JSONL):
@@ -189,7 +173,7 @@ def iter_goldens(root: Path | str, *, strict: bool = False) -> Iterator[Golden]:
     each with the defaults of ``root``'s ``_defaults.yaml`` (unless it opts out).
 
     Raises:
-        GoldenError: as :func:`discover`, or a bad defaults file (before any golden).
+        GoldenError: as :func:`discover_paths`, or a bad defaults file (before any golden).
     """
     paths = discover_paths(Path(root))
     defaults = read_defaults(root)

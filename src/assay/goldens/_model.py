@@ -86,7 +86,7 @@ class Golden:
     threshold: float = DEFAULT_THRESHOLD
     has_origin: bool = False
     fields: Mapping[str, Any] = field(default_factory=dict)
-    # Last, so the positional construction (build_golden, the parallel decoder) stays cheap.
+    # Last, so the positional construction in _build stays cheap.
     threshold_given: bool = False
     defaults: Defaults | None = None
 
@@ -249,33 +249,6 @@ def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
                 source=source,
                 field=f"asserts[{i}].{name}",
             )
-
-
-def build_golden(
-    data: Any,
-    *,
-    source: str,
-    default_id: str | None,
-    folder_tier: Tier | None,
-    has_origin: bool = False,
-    strict: bool = False,
-    defaults: Defaults | None = None,
-) -> Golden:
-    """Validate one golden's fields and build it (with ``defaults``, its folder's defaults).
-
-    A golden whose ``vars`` is a list is several goldens: :func:`build_goldens` builds them.
-
-    Raises:
-        GoldenError: naming ``source`` and the field at fault, or ``vars`` when it is a list.
-    """
-    golden, items = _build(data, source, default_id, folder_tier, has_origin, strict, defaults)
-    if items is not None:
-        raise GoldenError(
-            "vars is a list, which makes one golden per item: load it with build_goldens",
-            source=source,
-            field="vars",
-        )
-    return golden
 
 
 def build_goldens(

@@ -26,8 +26,8 @@ class RenderContext:
     Fields may be added (always with a default), so a plugin should read only those it uses.
 
     Attributes:
-        view: which document is drawn: ``'gate'`` (``assay run`` on goldens), ``'agent'`` (an
-            agent benchmark run), or another view's name.
+        view: which document is drawn: ``'gate'`` (goldens: ``assay gate`` or ``assay eval``),
+            ``'agent'`` (an agent benchmark run: ``assay bench``), or another view's name.
         comparison: the comparison with a previous run, when the command made one.
         options: format-specific settings, when the command passes any.
     """

@@ -13,7 +13,6 @@ is an error of the call or of the run, naming the plugin, never a crash.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,8 +27,6 @@ from assay.plugins import PROVIDERS_GROUP, PluginError, entry_point_of, find_plu
 
 # The built-in provider types: the one list every validator and message reads.
 PROVIDER_TYPES: Final = ("openai", "anthropic", "command", "python", "echo")
-
-ProviderFactory = Callable[[ProviderConfig], Provider]
 
 
 def is_known_provider_type(name: object) -> bool:
@@ -147,7 +144,6 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderError",
-    "ProviderFactory",
     "ProviderTimeout",
     "is_known_provider_type",
     "known_provider_types_text",
