@@ -113,10 +113,12 @@ def test_a_container_sees_no_host_file_and_its_orphans_are_counted_and_gone(
 
 def test_a_container_past_its_limit_is_killed_as_a_timeout(tmp_path: Path, image: str) -> None:
     make_task(tmp_path)
-    document = bench(tmp_path, "sleep 60", "goldens", "--tier", "smoke", "--no-save")
+    # A marker no other run on the machine uses: another test run's sleep is not this one's.
+    sleeper = f"sleep 60.{os.getpid()}"
+    document = bench(tmp_path, sleeper, "goldens", "--tier", "smoke", "--no-save")
     [result] = document["results"]  # type: ignore[misc]
     assert result["failure"]["category"] == "timeout", result
-    assert running("sleep 60") == []
+    assert running(sleeper) == []
 
 
 def test_container_names_are_safe_and_distinct() -> None:
