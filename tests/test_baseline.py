@@ -170,7 +170,7 @@ def test_write_then_load_round_trip(tmp_path: Path) -> None:
     assert json.loads(path.read_text(encoding="utf-8")) == document
     assert path.read_text(encoding="utf-8").startswith('{\n  "schema_version": 2,')
     assert path.read_text(encoding="utf-8").endswith("\n")
-    assert baseline.load(path) == document
+    assert baseline.load_baseline(path) == document
     assert sorted(p.name for p in path.parent.iterdir()) == ["assay-baseline.json"]
 
 
@@ -179,7 +179,7 @@ def test_write_replaces_decided_with_decided(tmp_path: Path) -> None:
     baseline.write(path, make_doc([result("g1")], [golden("g1")]))
     newer = make_doc([result("g1", "fail")], [golden("g1")])
     baseline.write(path, newer)
-    assert baseline.load(path) == newer
+    assert baseline.load_baseline(path) == newer
 
 
 def test_write_refuses_to_disarm_the_gate(tmp_path: Path) -> None:
@@ -213,14 +213,14 @@ def test_write_force_replaces(tmp_path: Path) -> None:
     baseline.write(path, make_doc([result("g1")], [golden("g1")]))
     empty = make_doc([result("g1", "no-output")], [])
     baseline.write(path, empty, force=True)
-    assert baseline.load(path) == empty
+    assert baseline.load_baseline(path) == empty
 
 
 def test_write_undecided_without_previous_baseline(tmp_path: Path) -> None:
     path = tmp_path / "assay-baseline.json"
     empty = make_doc([result("g1", "no-output")], [])
     baseline.write(path, empty)
-    assert baseline.load(path) == empty
+    assert baseline.load_baseline(path) == empty
 
 
 def test_write_undecided_over_undecided_or_garbage(tmp_path: Path) -> None:
@@ -230,7 +230,7 @@ def test_write_undecided_over_undecided_or_garbage(tmp_path: Path) -> None:
     baseline.write(path, empty)
     path.write_text("not json", encoding="utf-8")
     baseline.write(path, empty)
-    assert baseline.load(path) == empty
+    assert baseline.load_baseline(path) == empty
 
 
 def test_write_is_atomic_when_replace_fails(
@@ -256,7 +256,7 @@ def test_write_is_atomic_when_replace_fails(
 def test_load_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "assay-baseline.json"
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert str(path) in str(excinfo.value)
     assert "--write-baseline" in str(excinfo.value)
 
@@ -266,7 +266,7 @@ def test_load_unknown_schema_version(tmp_path: Path, version: Any) -> None:
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"schema_version": version, "goldens": {}}), encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert excinfo.value.field == "schema_version"
     assert str(path) in str(excinfo.value)
 
@@ -275,7 +275,7 @@ def test_load_without_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"goldens": {}}), encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert excinfo.value.field == "schema_version"
 
 
@@ -283,7 +283,7 @@ def test_load_invalid_json(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_text('{"schema_version": 2, ', encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert str(path) in str(excinfo.value)
     assert "JSON" in str(excinfo.value)
 
@@ -292,7 +292,7 @@ def test_load_not_an_object(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert str(path) in str(excinfo.value)
 
 
@@ -307,7 +307,7 @@ def test_load_bad_goldens_shape(tmp_path: Path, goldens: Any) -> None:
         document["goldens"] = goldens
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert excinfo.value.field == "goldens"
     assert str(path) in str(excinfo.value)
 
@@ -316,7 +316,7 @@ def test_load_non_utf8(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_bytes(b'{"schema_version": 2, "goldens": {}, "x": "caf\xe9"}')
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert str(path) in str(excinfo.value)
 
 
@@ -324,7 +324,7 @@ def test_load_folder(tmp_path: Path) -> None:
     folder = tmp_path / "b.json"
     folder.mkdir()
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(folder)
+        baseline.load_baseline(folder)
     assert str(folder) in str(excinfo.value)
 
 
@@ -515,7 +515,7 @@ def test_diff_reads_loaded_baseline(tmp_path: Path) -> None:
     goldens = [golden("g1"), golden("g2")]
     path = tmp_path / "assay-baseline.json"
     baseline.write(path, make_doc([result("g1"), result("g2")], goldens))
-    document = baseline.load(path)
+    document = baseline.load_baseline(path)
     out = baseline.diff(document, [result("g1"), result("g2", "no-output")], by_id(goldens))
     assert [r.id for r in out.regressions] == ["g2"]
 
@@ -524,7 +524,7 @@ def test_a_schema_1_baseline_is_refused_with_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"schema_version": 1, "goldens": {}}), encoding="utf-8")
     with pytest.raises(BaselineError) as excinfo:
-        baseline.load(path)
+        baseline.load_baseline(path)
     assert excinfo.value.field == "schema_version"
     assert "write it again with --write-baseline" in str(excinfo.value)
     assert str(path) in str(excinfo.value)

@@ -195,7 +195,7 @@ def test_an_entry_like_the_ones_before_it_is_still_checked_field_by_field(
     # Most entries share their tier, status, passed and decided_by: those fields are not checked
     # again for each. An entry that differs in any way (a type included) still is.
     from assay.errors import BaselineError
-    from assay.gate._baseline import load
+    from assay.gate._baseline import load_baseline
 
     entry = {
         "tier": "smoke",
@@ -214,5 +214,5 @@ def test_an_entry_like_the_ones_before_it_is_still_checked_field_by_field(
     document = {"schema_version": 2, "kind": "gate", "goldens": {"default": entries}}
     path.write_text(json.dumps(document, allow_nan=True), encoding="utf-8")
     with pytest.raises(BaselineError) as raised:
-        load(path)
+        load_baseline(path)
     assert raised.value.field == f"goldens.default.g3.{field}"

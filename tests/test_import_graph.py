@@ -144,8 +144,9 @@ def test_from_import_resolves_to_a_submodule_or_its_package() -> None:
 
 def test_function_level_imports_count() -> None:
     graph = import_graph()
-    # The gate imports the judge inside the scorer, only when something must be judged.
-    assert "assay.cascade._judge" in graph["assay.gate._score"]
+    # A shard's partial imports the baseline module only inside the functions that need it:
+    # a plain run never loads it.
+    assert "assay.gate._baseline" in graph["assay.gate._partial"]
 
 
 def test_a_cycle_is_found_and_printed() -> None:
@@ -230,3 +231,42 @@ def test_no_stage_imports_a_higher_one() -> None:
 def test_a_type_checking_import_is_an_edge() -> None:
     # assay/__init__.py imports the public names only under TYPE_CHECKING: those are edges.
     assert {"assay.gate", "assay.agent"} <= import_graph()["assay"]
+
+
+# ------------------------------------------------------------------- packages' public faces
+
+
+def is_private_module_of_a_package(module: str) -> bool:
+    """``assay.<pkg>.….<_name>``: a module a package keeps to itself. (A top-level module such
+    as ``assay._yaml`` is shared by every stage, not a package's: it is not one of these.)"""
+    return any(part.startswith("_") for part in module.split(".")[2:])
+
+
+def private_imports_across_packages(graph: Mapping[str, Set[str]]) -> list[tuple[str, str]]:
+    """``(importer, imported)`` for every import of a package's private module from outside
+    that stage's package: another package goes through the package's ``__init__``."""
+    return sorted(
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if is_private_module_of_a_package(target) and unit_of(module) != unit_of(target)
+    )
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    offending = private_imports_across_packages(import_graph())
+    assert not offending, "imports of another package's private module:\n" + "\n".join(
+        f"{importer} → {imported}" for importer, imported in offending
+    )
+
+
+def test_a_private_import_across_packages_is_found() -> None:
+    graph = {
+        "assay.agent._gate": {"assay.gate._verdict", "assay.gate", "assay.agent._box"},
+        "assay.gate._run": {"assay.gate._baseline", "assay._yaml"},
+        "assay": {"assay.cascade._cascade"},
+    }
+    assert private_imports_across_packages(graph) == [
+        ("assay", "assay.cascade._cascade"),
+        ("assay.agent._gate", "assay.gate._verdict"),
+    ]

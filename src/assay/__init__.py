@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         register_op,
         run_assert,
     )
-    from assay.cascade._cascade import evaluate
+    from assay.cascade import evaluate
     from assay.comparison import (
         AbortController,
         AbortError,

@@ -128,7 +128,7 @@ class JudgeSettings:
 
 
 def _similarity(value: Any, at: At, key: Key) -> str:
-    from assay.asserts._similarity import is_known_backend, known_backends_text
+    from assay.asserts import is_known_backend, known_backends_text
 
     name = v.Str().check(value, at, key)
     if not is_known_backend(name):

@@ -48,6 +48,10 @@ if TYPE_CHECKING:
         AttestationCheck,
         score_tasks,
     )
+    from assay.agent._tasks import (
+        all_tasks,
+        find_task,
+    )
     from assay.agent._taxonomy import (
         CATEGORIES,
         classify,
@@ -59,7 +63,7 @@ if TYPE_CHECKING:
         load_telemetry,
         parse_record,
     )
-    from assay.gate._store import (
+    from assay.gate import (
         RUN_SCHEMA_VERSION,
         list_runs,
         runs_dir,
@@ -77,17 +81,19 @@ _EXPORTS: Final = {
     "COST_BASELINE_USD": "assay.agent._composite",
     "Components": "assay.agent._composite",
     "DURATION_BASELINE_S": "assay.agent._composite",
-    "RUN_SCHEMA_VERSION": "assay.gate._store",
+    "RUN_SCHEMA_VERSION": "assay.gate",
     "Sandbox": "assay.agent._execute",
     "Telemetry": "assay.agent._telemetry",
+    "all_tasks": "assay.agent._tasks",
     "attestation_checker": "assay.agent._benchmark",
     "classify": "assay.agent._taxonomy",
     "compare_runs": "assay.agent._record",
     "compose": "assay.agent._composite",
     "execute_agent": "assay.agent._benchmark",
     "failures_table": "assay.agent._record",
+    "find_task": "assay.agent._tasks",
     "glob_regex": "assay.agent._taxonomy",
-    "list_runs": "assay.gate._store",
+    "list_runs": "assay.gate",
     "load_run": "assay.agent._saved_runs",
     "load_tasks": "assay.agent._benchmark",
     "load_telemetry": "assay.agent._telemetry",
@@ -99,8 +105,8 @@ _EXPORTS: Final = {
     "previous_run": "assay.agent._saved_runs",
     "run_agent": "assay.agent._benchmark",
     "run_document": "assay.agent._record",
-    "runs_dir": "assay.gate._store",
-    "save_run": "assay.gate._store",
+    "runs_dir": "assay.gate",
+    "save_run": "assay.gate",
     "score_tasks": "assay.agent._scoring",
 }
 
@@ -118,12 +124,14 @@ __all__ = [
     "MergedRun",
     "Sandbox",
     "Telemetry",
+    "all_tasks",
     "attestation_checker",
     "classify",
     "compare_runs",
     "compose",
     "execute_agent",
     "failures_table",
+    "find_task",
     "glob_regex",
     "list_runs",
     "load_run",

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from assay.agent._trace import Call
-from assay.attest import Journal
-from assay.attest._scan import inside
+from assay.attest import Journal, inside
 
 MAX_CONTENT_BYTES: Final = 1 << 20
 

@@ -117,7 +117,7 @@ class Attester:
             AssayError: a damaged chain, an existing record, a write error; a record whose
                 bytes are not the ones its id names.
         """
-        from assay.attest._ledger import store
+        from assay.attest import store
 
         stored = store(
             self.root,

@@ -17,13 +17,10 @@ from assay.agent._record import compare_runs, run_document
 from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import Telemetry, load_telemetry
-from assay.cascade._schemas import check_context
+from assay.cascade import check_context
 from assay.config import Config
 from assay.errors import AssayError
-from assay.gate._selection import IdFilter
-from assay.gate._shards import Shard
-from assay.gate._store import prune_runs, save_run
-from assay.gate._verdict import Verdict
+from assay.gate import IdFilter, Shard, Verdict, prune_runs, save_run
 from assay.goldens import Golden, iter_goldens, load_suite
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
@@ -265,7 +262,7 @@ def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
 def goldens_root_of(options_path: Path | None, config: Config) -> Callable[[Golden], Path]:
     """The goldens folder a task was loaded from: the packaged one, the PATH given, or the
     project's (never guessed from the folder depth)."""
-    from assay.goldens._loader import packaged_root
+    from assay.goldens import packaged_root
 
     packaged = packaged_root().resolve()
     given = options_path.resolve() if options_path is not None else None
@@ -422,7 +419,7 @@ def _journal_attester(
     if not box.journal:
         return None
     from assay.agent._attester import load_attester
-    from assay.attest._truth import ground_truth
+    from assay.attest import ground_truth
 
     for task in runnable:
         ground_truth(task)

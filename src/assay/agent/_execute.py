@@ -52,7 +52,7 @@ from assay.agent._worktree import (
     make_worktree,
     verification_copy,
 )
-from assay.attest._scan import inside
+from assay.attest import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
 
@@ -449,7 +449,7 @@ class _Running:
         self.world = job.world(self.worktree, self.private, command)
         prompt_file, env = self._instructed()
         if sealed:
-            from assay.attest._truth import given_texts
+            from assay.attest import given_texts
 
             self._given = given_texts(task, job.fixture)  # read before the agent runs
         self.trace_out = self.trace_dir / "trace" if job.sandbox.journal else None

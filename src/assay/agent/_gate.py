@@ -17,9 +17,17 @@ from assay.agent._scoring import AgentRun
 from assay.asserts import CheckResult
 from assay.config import Config
 from assay.errors import BaselineError
-from assay.gate import _baseline as baseline_mod
-from assay.gate._regressions import Regression, Trials
-from assay.gate._verdict import ErrorTally, Evidence, GateStep, Verdict, conclude, is_mode
+from assay.gate import (
+    ErrorTally,
+    Evidence,
+    GateStep,
+    Regression,
+    Trials,
+    Verdict,
+    conclude,
+    is_mode,
+    load_baseline,
+)
 from assay.goldens import Golden
 from assay.results import Result, summarize_by_candidate
 from assay.validate import is_number
@@ -118,7 +126,7 @@ def agent_gate(
     if not is_mode(mode):
         raise ValueError(f"not a gate mode: {mode!r}")
     path = baseline or config.baseline
-    document = baseline_mod.load(path) if mode == "check" else None
+    document = load_baseline(path) if mode == "check" else None
     summaries = summarize_by_candidate(run.tasks, sorted({r.candidate for r in run.tasks}))
     tasks_as_trials = [[r] for r in run.tasks]
     evidence = Evidence(_redacted(run), summaries, _trials(run), ErrorTally.of(tasks_as_trials))

@@ -19,8 +19,7 @@ from assay.results import ReportContent
 if TYPE_CHECKING:
     from assay.agent._benchmark import AgentOutcome
     from assay.config import Config
-    from assay.gate._merge import MergedParts
-    from assay.gate._partial import ShardDocument
+    from assay.gate import MergedParts, ShardDocument
 
 
 def merge_agent(
@@ -42,9 +41,7 @@ def merge_agent(
     from assay.agent._benchmark import AgentOutcome
     from assay.agent._gate import agent_gate
     from assay.agent._record import run_document
-    from assay.gate._merge import merged_parts
-    from assay.gate._partial import shards_config
-    from assay.gate._store import save_run
+    from assay.gate import merged_parts, save_run, shards_config
 
     merged = merged_parts(
         parts,

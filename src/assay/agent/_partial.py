@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 from assay.agent._scoring import AgentRun
 from assay.agent._telemetry import Telemetry
-from assay.gate._partial import PARTIAL_VERSION, file_digest, suite_digest
+from assay.gate import PARTIAL_VERSION, file_digest, suite_digest
 
 if TYPE_CHECKING:
     from assay.config import Config
@@ -35,7 +35,7 @@ def agent_partial(
     selection: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The partial of one shard of an agent run (``every``: the whole suite, every tier)."""
-    from assay.gate._baseline import FingerprintMemo, fingerprint
+    from assay.gate import FingerprintMemo, fingerprint
 
     tiers = set(run.tiers)
     suite_ids = [t.id for t in every if t.tier in tiers]

@@ -33,7 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from assay.attest._scan import inside
+from assay.attest import inside
 from assay.errors import AssayError
 
 # The system, read-only. A merged-/usr system has these as links into /usr: they are made links.

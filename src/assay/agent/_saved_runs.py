@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import RunStoreError
-from assay.gate._store import RUN_SCHEMA_VERSION, _order, list_runs, runs_dir, save_run
+from assay.gate import RUN_SCHEMA_VERSION, list_runs, run_order, runs_dir, save_run
 from assay.io import read_json
 
 # Schema versions of run records an older assay wrote: refused, naming the file (never read in
@@ -60,7 +60,7 @@ def _checked(document: Any, path: Path) -> dict[str, Any]:
             field="schema_version",
         )
     if isinstance(document, dict) and document.get("kind") == "gate" and "rows" in document:
-        from assay.gate._record import expand_rows
+        from assay.gate import expand_rows
 
         try:  # a gate run keeps its results as rows: the views read result records
             document["results"] = expand_rows(document.pop("rows"))
@@ -123,7 +123,7 @@ def previous_run(
     record of an older assay is passed over: today's run has nothing to compare with in it."""
     ids = list_runs(root)
     if before is not None:
-        ids = [i for i in ids if _order(i) < _order(before)]
+        ids = [i for i in ids if run_order(i) < run_order(before)]
     for run_id in reversed(ids):
         path = runs_dir(root) / f"{run_id}.json"
         if kind != "gate" and _is_gate_record(path):

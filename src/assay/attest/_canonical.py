@@ -84,7 +84,7 @@ def parse_canonical(raw: bytes) -> dict[str, Any] | None:
     """The JSON object whose canonical form ``raw`` is, else None: bad UTF-8, not JSON, NaN or
     Infinity (not JSON, though Python's parser takes them), nested too deeply to parse, not an
     object, or not canonical. The one reader of journal lines, ledger lines and records."""
-    from assay.asserts._context import strict_json_loads
+    from assay.asserts import strict_json_loads
 
     try:
         value = strict_json_loads(raw.decode("utf-8"))

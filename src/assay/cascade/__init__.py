@@ -7,6 +7,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from assay._lazy import lazy_exports
 from assay.cascade._cascade import (
     NO_OUTPUT,
     combine_repeats,
@@ -18,8 +21,15 @@ from assay.cascade._cascade import (
 )
 from assay.cascade._schemas import check_context
 
+if TYPE_CHECKING:
+    from assay.cascade._judge import apply_judge
+
+# Resolved on first use (PEP 562): the judge's module loads only when something is judged.
+_EXPORTS: dict[str, str] = {"apply_judge": "_judge"}
+
 __all__ = [
     "NO_OUTPUT",
+    "apply_judge",
     "check_context",
     "combine_repeats",
     "error_result",
@@ -28,3 +38,6 @@ __all__ = [
     "is_pending_judge",
     "is_skipped",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -18,16 +18,18 @@ from typing import Any, Final
 
 from assay.asserts import (
     DEFAULT_CONTEXT,
+    JUDGE_OP,
     TRUNCATED,
+    AssertSpec,
     CheckContext,
     CheckResult,
     OutputView,
+    SimilarityFn,
+    aggregate,
     as_text,
+    check_score,
     run_assert,
 )
-from assay.asserts._groups import aggregate, check_score
-from assay.asserts._similarity import SimilarityFn
-from assay.asserts._spec import JUDGE_OP, AssertSpec
 from assay.goldens import Golden
 from assay.results import Result
 from assay.vocabulary import TIER1, TIER3, Status, tier2

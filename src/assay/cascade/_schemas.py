@@ -42,7 +42,7 @@ def registered_registry(schemas: Mapping[str, Path], source: str | None) -> Any:
     from referencing import Resource
     from referencing.jsonschema import DRAFT202012
 
-    from assay.asserts._schema import offline_registry
+    from assay.asserts import offline_registry
 
     resources = [
         (uri, Resource.from_contents(_contents(path, uri, source), DRAFT202012))

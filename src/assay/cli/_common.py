@@ -40,6 +40,6 @@ def verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
     """With ``--output`` stdout is empty: the verdict and the regressions go to stderr."""
     if output is None:
         return
-    from assay.views._text import render_verdict
+    from assay.views import render_verdict
 
     click.echo(render_verdict(document, str(output)), err=True, nl=False)

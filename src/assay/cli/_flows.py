@@ -18,7 +18,7 @@ from assay.cli._step_summary import append_step_summary
 if TYPE_CHECKING:
     from assay.agent import AgentOptions
     from assay.config import Config
-    from assay.gate._run import GateOptions
+    from assay.gate import GateOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ class Report:
         text = render(self.fmt, shown, content, quiet=self.quiet)
         if self.fmt == "text" and self.output is None and sys.stdout.isatty():
             # A person is reading: colour (unless NO_COLOR) and lines wrapped to the terminal.
-            from assay.views._terminal import styled, use_colour
+            from assay.views import styled, use_colour
 
             text = styled(text, colour=use_colour(sys.stdout))
         emit(text, self.output)
@@ -87,7 +87,7 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
     """
     shard = None
     if shard_spec is not None:
-        from assay.gate._shards import parse_shard
+        from assay.gate import parse_shard
 
         try:
             shard = parse_shard(shard_spec)
@@ -95,7 +95,7 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
             raise click.UsageError(f"--shard: {exc}") from None
     chosen = None
     if patterns:
-        from assay.gate._selection import id_filter
+        from assay.gate import id_filter
 
         chosen = id_filter(patterns)
     for flag, given in (("--shard", shard), ("--filter", chosen)):
@@ -142,7 +142,7 @@ def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions
     """The report and the ``GateOptions`` of gate and eval: ``flags`` are those they share
     (--similarity, --judge, --no-cache and shared_flags'; --no-save is the caller's), ``own``
     the command's other fields."""
-    from assay.gate._run import GateOptions
+    from assay.gate import GateOptions
 
     report, shared = shared_flags(flags)
     options = GateOptions(
@@ -160,13 +160,12 @@ def run_gate_flow(
 ) -> int:
     """The gate on given outputs or live candidates (or ``--self-test``): report, exit code;
     ``save``: the run's record is saved (``assay runs list``, ``assay report --run``)."""
-    from assay.gate._run import load_selected, run_gate
+    from assay.gate import load_selected, run_gate
 
     if self_test:
-        from assay.cascade._schemas import check_context
+        from assay.cascade import check_context
         from assay.goldens import self_test as run_self_test
-        from assay.views import dump_json
-        from assay.views._text import render_self_test
+        from assay.views import dump_json, render_self_test
 
         result = run_self_test(load_selected(options, config).goldens, check_context(config))
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
@@ -186,8 +185,7 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
     """Save the gate run's record. The run has decided: a record that cannot be written is a
     warning, never another exit code."""
     from assay.errors import AssayError
-    from assay.gate._record import gate_record
-    from assay.gate._store import prune_runs, save_run
+    from assay.gate import gate_record, prune_runs, save_run
 
     try:
         run_id = save_run(config.root, gate_record(run, document))
@@ -246,7 +244,7 @@ def run_agent_flow(
 def _agent_sandbox(execute: AgentRun, config: Any) -> tuple[str, Any]:
     """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
     itself as the command (or a built-in agent)."""
-    from assay.agent._execute import Sandbox
+    from assay.agent import Sandbox
 
     # Where the steps run and how fenced: the flags, whatever the [agents.NAME] block says.
     where: dict[str, Any] = {

@@ -33,7 +33,7 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
 def _check_backend(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from assay.asserts._similarity import is_known_backend, known_backends_text
+    from assay.asserts import is_known_backend, known_backends_text
 
     if not is_known_backend(value):
         raise click.BadParameter(

@@ -66,7 +66,7 @@ def seal_command(
     tasks = list(iter_goldens(goldens)) if goldens is not None else []
     if goldens is None or not any(t.id == task_id for t in tasks):
         # Not under GOLDENS (or none given): the project's tasks, then the packaged ones.
-        from assay.agent._tasks import find_task
+        from assay.agent import find_task
 
         project = goldens or config.goldens
         entry = find_task(task_id, project)
@@ -117,8 +117,7 @@ def verify_command(
 
     ATTESTATION_ID is sha256:<64 hex> as seal prints it, or the 64 hex digits alone.
     """
-    from assay.attest import load_key, resolve_key_path, verify
-    from assay.attest._ledger import parse_id
+    from assay.attest import load_key, parse_id, resolve_key_path, verify
     from assay.config import load_config
     from assay.errors import AssayError
 

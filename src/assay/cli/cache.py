@@ -19,8 +19,7 @@ def clear_command() -> int:
     A damaged cache (not a database, a folder in its place) is deleted instead: the database
     file and SQLite's -wal, -shm and -journal files beside it.
     """
-    from assay.models import default_cache_path
-    from assay.models._cache import DamagedCacheError, OutputCache, remove_cache_files
+    from assay.models import DamagedCacheError, OutputCache, default_cache_path, remove_cache_files
 
     path = default_cache_path(Path.cwd())
     if not path.exists() and not path.is_symlink():

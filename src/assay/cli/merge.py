@@ -48,7 +48,7 @@ def merge_command(
     from assay.agent import merge_run
     from assay.cli._step_summary import append_step_summary
     from assay.config import load_config
-    from assay.gate._partial import read_shards
+    from assay.gate import read_shards
     from assay.views import render
 
     if as_json and fmt not in (None, "json"):

@@ -40,7 +40,7 @@ def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: P
         }
         emit(dump_json(view), output)
     elif fmt == "text":
-        from assay.views._text import render_summary
+        from assay.views import render_summary
 
         emit(render_summary(document), output)
     else:
@@ -65,7 +65,7 @@ def failures_command(
     if fmt == "json":
         emit(dump_json(failures_table(document)), output)
     elif fmt == "text":
-        from assay.views._text import render_failures
+        from assay.views import render_failures
 
         emit(render_failures(failures_table(document)), output)
     else:

@@ -29,7 +29,7 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
     """One line per saved run: id, kind, when, results, pass rate, verdict or score."""
     from assay.agent import load_run
     from assay.cli._common import emit
-    from assay.gate._store import list_runs
+    from assay.gate import list_runs
     from assay.views import dump_json
 
     if as_json and fmt not in (None, "json"):
@@ -50,7 +50,7 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
     if chosen == "json":
         emit(dump_json({"runs": rows}), output)
     elif chosen == "html":
-        from assay.views._history import render_history
+        from assay.views import render_history
 
         emit(render_history(rows), output)
     elif not rows:

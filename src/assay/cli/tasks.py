@@ -25,7 +25,7 @@ def _relative(path: Path) -> str:
 @click.option("--tier", "tiers", multiple=True, type=click.Choice(TIERS), help="Only these tiers.")
 def list_command(tiers: tuple[str, ...]) -> int:
     """Ids, tiers, titles and paths of the tasks."""
-    from assay.agent._tasks import all_tasks
+    from assay.agent import all_tasks
     from assay.config import load_config
 
     tasks = all_tasks(load_config().goldens, tiers or None)
@@ -45,7 +45,7 @@ def list_command(tiers: tuple[str, ...]) -> int:
 @click.argument("task_id")
 def show_command(task_id: str) -> int:
     """One task: where it is, its instruction, verify command, signals and limits."""
-    from assay.agent._tasks import find_task
+    from assay.agent import find_task
     from assay.config import load_config
 
     task = find_task(task_id, load_config().goldens)

@@ -23,24 +23,44 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from assay.gate._baseline import fingerprint
-    from assay.gate._merge import merge_gate
+    from assay.gate._baseline import FingerprintMemo, fingerprint, load_baseline
+    from assay.gate._merge import MergedParts, merge_gate, merged_parts
     from assay.gate._options import GateOptions
-    from assay.gate._partial import ShardDocument, read_shards
+    from assay.gate._partial import (
+        PARTIAL_VERSION,
+        ShardDocument,
+        file_digest,
+        read_shards,
+        shards_config,
+        suite_digest,
+    )
+    from assay.gate._record import expand_rows, gate_record
     from assay.gate._regressions import Diff, Regression, Rules, Trials
-    from assay.gate._run import GateRun, example_paths, run_gate
+    from assay.gate._run import GateRun, example_paths, load_selected, run_gate
     from assay.gate._selection import IdFilter, id_filter
     from assay.gate._shards import Shard, parse_shard
-    from assay.gate._store import list_runs, prune_runs, runs_dir, save_run
-    from assay.gate._verdict import Evidence, GateStep, Verdict, conclude
+    from assay.gate._store import (
+        RUN_SCHEMA_VERSION,
+        list_runs,
+        prune_runs,
+        run_order,
+        runs_dir,
+        save_run,
+    )
+    from assay.gate._verdict import ErrorTally, Evidence, GateStep, Verdict, conclude, is_mode
 
 _EXPORTS: dict[str, str] = {
+    "PARTIAL_VERSION": "_partial",
+    "RUN_SCHEMA_VERSION": "_store",
     "Diff": "_regressions",
+    "ErrorTally": "_verdict",
     "Evidence": "_verdict",
+    "FingerprintMemo": "_baseline",
     "GateOptions": "_options",
-    "GateStep": "_verdict",
     "GateRun": "_run",
+    "GateStep": "_verdict",
     "IdFilter": "_selection",
+    "MergedParts": "_merge",
     "Regression": "_regressions",
     "Rules": "_regressions",
     "Shard": "_shards",
@@ -49,25 +69,40 @@ _EXPORTS: dict[str, str] = {
     "Verdict": "_verdict",
     "conclude": "_verdict",
     "example_paths": "_run",
+    "expand_rows": "_record",
+    "file_digest": "_partial",
     "fingerprint": "_baseline",
+    "gate_record": "_record",
     "id_filter": "_selection",
+    "is_mode": "_verdict",
     "list_runs": "_store",
+    "load_baseline": "_baseline",
+    "load_selected": "_run",
     "merge_gate": "_merge",
+    "merged_parts": "_merge",
     "parse_shard": "_shards",
     "prune_runs": "_store",
     "read_shards": "_partial",
     "run_gate": "_run",
+    "run_order": "_store",
     "runs_dir": "_store",
     "save_run": "_store",
+    "shards_config": "_partial",
+    "suite_digest": "_partial",
 }
 
 __all__ = [
+    "PARTIAL_VERSION",
+    "RUN_SCHEMA_VERSION",
     "Diff",
+    "ErrorTally",
     "Evidence",
+    "FingerprintMemo",
     "GateOptions",
     "GateRun",
     "GateStep",
     "IdFilter",
+    "MergedParts",
     "Regression",
     "Rules",
     "Shard",
@@ -76,16 +111,26 @@ __all__ = [
     "Verdict",
     "conclude",
     "example_paths",
+    "expand_rows",
+    "file_digest",
     "fingerprint",
+    "gate_record",
     "id_filter",
+    "is_mode",
     "list_runs",
+    "load_baseline",
+    "load_selected",
     "merge_gate",
+    "merged_parts",
     "parse_shard",
     "prune_runs",
     "read_shards",
     "run_gate",
+    "run_order",
     "runs_dir",
     "save_run",
+    "shards_config",
+    "suite_digest",
 ]
 
 

@@ -246,7 +246,7 @@ _DOCUMENT: Final = v.Table(
 )
 
 
-def load(path: Path) -> dict[str, Any]:
+def load_baseline(path: Path) -> dict[str, Any]:
     """Read and validate a baseline.
 
     Raises:
@@ -349,6 +349,6 @@ __all__ = [
     "decided_count",
     "diff",
     "fingerprint",
-    "load",
+    "load_baseline",
     "write",
 ]

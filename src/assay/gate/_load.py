@@ -39,19 +39,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assay.asserts._registry import runs_project_code
-from assay.cascade._cascade import NO_OUTPUT, evaluate
+from assay.asserts import runs_project_code
+from assay.cascade import NO_OUTPUT, evaluate
 from assay.errors import AssayError, ConfigError
 from assay.gate._suite import LoadedSuite, Prescored, Prints, Scored, StaticScoring
-from assay.goldens import Golden, Tier
-from assay.goldens._defaults import read_defaults
-from assay.goldens._loader import _folder_tier, discover_paths, iter_path, unique
-from assay.goldens._model import Defaults, build_goldens
+from assay.goldens import (
+    Defaults,
+    Golden,
+    Tier,
+    build_goldens,
+    discover_paths,
+    folder_tier,
+    iter_path,
+    read_defaults,
+    unique,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from assay.models._static import RawOutputs
+    from assay.models import RawOutputs
 
 WORKERS_ENV: Final = "ASSAY_WORKERS"
 MIN_MS_ENV: Final = "ASSAY_PARALLEL_MIN_MS"
@@ -231,7 +238,7 @@ def load_units(units: Sequence[Unit], strict: bool, defaults: Defaults | None) -
             out.extend(iter_path(unit, strict=strict, defaults=defaults))
             continue
         path, start, stop, first = unit
-        tier = _folder_tier(path)
+        tier = folder_tier(path)
         for line, data in _jsonl_lines(path, start, stop, first):
             out.extend(
                 build_goldens(
@@ -264,7 +271,7 @@ class _Scorer:
         a chunk that holds none of its keys assumes per candidate; the gate keeps the results
         only when the whole run's ids agree (else it scores that chunk's goldens itself).
         """
-        from assay.asserts._similarity import get_backend
+        from assay.asserts import get_backend
 
         wanted = self.tiers
         selected = [g for g in goldens if not wanted or g.tier in wanted]
@@ -497,8 +504,8 @@ def _scoring(
         return None, None
     import stat
 
-    from assay.cascade._schemas import check_context
-    from assay.models._static import read_outputs
+    from assay.cascade import check_context
+    from assay.models import read_outputs
 
     try:
         # Read now, and again in one process should the workers fail: only a regular file can

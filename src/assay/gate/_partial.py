@@ -437,14 +437,14 @@ def checked_baseline(
     part: ShardDocument, settings: Mapping[str, Any], config: Config, override: Path | None
 ) -> tuple[dict[str, Any], Path]:
     """The baseline the shards compared with, and its path; refused when its bytes changed."""
-    from assay.gate._baseline import load
+    from assay.gate._baseline import load_baseline
     from assay.gate._partial import file_digest
 
     recorded = settings.get("baseline") or {}
     # As the shards named it (relative to where they ran, as this merge runs): the merged
     # document names the baseline as the whole run would.
     path = override if override is not None else Path(str(recorded.get("path")))
-    document = load(path)
+    document = load_baseline(path)
     if file_digest(path) != recorded.get("sha256"):
         raise MergeError(
             "is not the baseline the shards compared with (its bytes differ from the ones "

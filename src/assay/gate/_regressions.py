@@ -360,7 +360,7 @@ def diff(
     """Compare a run with a baseline document.
 
     Args:
-        document: the baseline (validated by :func:`assay.gate._baseline.load`).
+        document: the baseline (validated by :func:`assay.gate.load_baseline`).
         results: the run's results (one per candidate and selected golden).
         trials: the repeats behind each result, keyed by (candidate, golden id).
         selected: the ids of the goldens this run selected.

@@ -286,7 +286,7 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
 def _load_baseline(path: Path) -> dict[str, Any]:
     from assay.gate import _baseline
 
-    return _baseline.load(path)
+    return _baseline.load_baseline(path)
 
 
 def suite_of(options: GateOptions, config: Config) -> str:
@@ -381,7 +381,7 @@ def _strays(
 def _scorer(
     options: GateOptions, config: Config, goldens: Sequence[Golden], outputs: Outputs
 ) -> Scorer:
-    from assay.asserts._similarity import get_backend
+    from assay.asserts import get_backend
     from assay.cascade import check_context
     from assay.gate._score import Scorer, prime
 

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assay.asserts import as_text
-from assay.asserts._spec import JUDGE_OP
+from assay.asserts import JUDGE_OP, as_text
 from assay.cascade import NO_OUTPUT, combine_repeats, error_result, evaluate, is_skipped
 from assay.results import CallFailed
 from assay.vocabulary import TIER3
@@ -178,7 +177,7 @@ class Scorer:
         self, pairs: ScoredPairs, pending: list[tuple[int, int, Any]], by_id: Mapping[str, Golden]
     ) -> None:
         """The run's judge batch: every result left ``needs-judge``, judged in one go."""
-        from assay.cascade._judge import apply_judge
+        from assay.cascade import apply_judge
         from assay.models import RunStats
 
         if self.judge_stats is None:

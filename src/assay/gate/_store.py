@@ -48,11 +48,11 @@ def list_runs(root: Path) -> list[str]:
     except OSError:  # no folder yet (or none readable): no runs, as glob found none
         return []
     return sorted(
-        (n[:-5] for n in names if n.startswith(_PREFIX) and n.endswith(".json")), key=_order
+        (n[:-5] for n in names if n.startswith(_PREFIX) and n.endswith(".json")), key=run_order
     )
 
 
-def _order(run_id: str) -> tuple[str, int]:
+def run_order(run_id: str) -> tuple[str, int]:
     """Time stamp first, then the numeric suffix of same-microsecond runs (_2 < _10)."""
     if run_id.endswith("Z"):
         return run_id, 1
@@ -78,4 +78,4 @@ def prune_runs(root: Path, keep: int) -> list[str]:
     return removed
 
 
-__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "prune_runs", "runs_dir", "save_run"]
+__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "prune_runs", "run_order", "runs_dir", "save_run"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.config import Config
     from assay.goldens import Golden
-    from assay.models._static import RawOutputs
+    from assay.models import RawOutputs
     from assay.results import Result
 
 # The fingerprints the processes computed: golden id -> its fingerprint.

@@ -2,7 +2,16 @@
 
 from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
 from assay.goldens._defaults import DEFAULTS_FILES, read_defaults
-from assay.goldens._loader import TASK_FILE, iter_goldens, load_suite, packaged_root
+from assay.goldens._loader import (
+    TASK_FILE,
+    discover_paths,
+    folder_tier,
+    iter_goldens,
+    iter_path,
+    load_suite,
+    packaged_root,
+    unique,
+)
 from assay.goldens._model import DEFAULT_THRESHOLD, Defaults, Golden, build_goldens
 from assay.vocabulary import TIERS, Tier
 
@@ -17,9 +26,13 @@ __all__ = [
     "SelfTestReport",
     "Tier",
     "build_goldens",
+    "discover_paths",
+    "folder_tier",
     "iter_goldens",
+    "iter_path",
     "load_suite",
     "packaged_root",
     "read_defaults",
     "self_test",
+    "unique",
 ]

@@ -82,14 +82,14 @@ def _walk(folder: str, rel: str, found: list[tuple[str, str]]) -> None:
             found.append((key, entry.path))
 
 
-def _folder_tier(path: str) -> Tier | None:
+def folder_tier(path: str) -> Tier | None:
     """The tier a golden's folder names (``smoke/x.md``; a task's ``smoke/t/task.md``), if any:
     ``Path(path).parent.name`` with string operations (``path`` is ``str()`` of a Path)."""
     return _tier_of(*os.path.split(path))
 
 
 def _tier_of(folder: str, name: str) -> Tier | None:
-    """:func:`_folder_tier` of the path ``folder``/``name`` (``os.path.split`` of it)."""
+    """:func:`folder_tier` of the path ``folder``/``name`` (``os.path.split`` of it)."""
     if name == TASK_FILE:
         folder = os.path.dirname(folder)
     tier = os.path.basename(folder)

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from assay.asserts import AssertSpec
-from assay.asserts._spec import TEXT_OPS, find_date, parse_asserts, typed_text_argument
+from assay.asserts import TEXT_OPS, AssertSpec, find_date, parse_asserts, typed_text_argument
 from assay.errors import GoldenError
 from assay.validate import At, Check, Key, List, Num, Spec, Str, near_miss
 from assay.vocabulary import TIERS, Tier

@@ -32,7 +32,7 @@ import yaml
 
 from assay.errors import ConfigError
 from assay.io import read_text
-from assay.models.providers._base import SAMPLING_SETTINGS
+from assay.models import SAMPLING_SETTINGS
 from assay.validate import did_you_mean, near_miss
 
 

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from assay.models._cache import OutputCache, cache_key, default_cache_path
+    from assay.models._cache import (
+        DamagedCacheError,
+        OutputCache,
+        cache_key,
+        default_cache_path,
+        remove_cache_files,
+    )
     from assay.models._candidates_file import (
         CandidatesFile,
         LiveCandidate,
@@ -23,10 +29,11 @@ if TYPE_CHECKING:
     from assay.models._live import LiveOutputs, build_calls, generate_outputs, prompt_context
     from assay.models._pool import gather_or_cancel
     from assay.models._runner import Call, Outcome, RunStats, backoff_delay, run_calls
-    from assay.models._static import load_outputs, read_outputs
+    from assay.models._static import RawOutputs, load_outputs, read_outputs
     from assay.models._template import render
     from assay.models.providers import (
         PROVIDER_TYPES,
+        SAMPLING_SETTINGS,
         Completion,
         Provider,
         ProviderConfig,
@@ -36,9 +43,11 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "PROVIDER_TYPES": "providers",
+    "SAMPLING_SETTINGS": "providers",
     "Call": "_runner",
     "CandidatesFile": "_candidates_file",
     "Completion": "providers",
+    "DamagedCacheError": "_cache",
     "LiveCandidate": "_candidates_file",
     "LiveOutputs": "_live",
     "Outcome": "_runner",
@@ -46,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "Provider": "providers",
     "ProviderConfig": "providers",
     "ProviderError": "providers",
+    "RawOutputs": "_static",
     "RunStats": "_runner",
     "backoff_delay": "_runner",
     "build_calls": "_live",
@@ -59,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "prompt_context": "_live",
     "provider_config": "_candidates_file",
     "read_outputs": "_static",
+    "remove_cache_files": "_cache",
     "render": "_template",
     "run_calls": "_runner",
 }
@@ -66,9 +77,11 @@ _EXPORTS: dict[str, str] = {
 # Literal, so type checkers see the exports; a test checks it equals _EXPORTS' keys.
 __all__ = [
     "PROVIDER_TYPES",
+    "SAMPLING_SETTINGS",
     "Call",
     "CandidatesFile",
     "Completion",
+    "DamagedCacheError",
     "LiveCandidate",
     "LiveOutputs",
     "Outcome",
@@ -76,6 +89,7 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderError",
+    "RawOutputs",
     "RunStats",
     "backoff_delay",
     "build_calls",
@@ -89,6 +103,7 @@ __all__ = [
     "prompt_context",
     "provider_config",
     "read_outputs",
+    "remove_cache_files",
     "render",
     "run_calls",
 ]

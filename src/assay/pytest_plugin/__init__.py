@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 if TYPE_CHECKING:
-    from assay.gate._run import GateRun
+    from assay.gate import GateRun
 
 _TRIM: Final = 600
 _DIFF_LINES: Final = 20
@@ -75,7 +75,7 @@ def _gate_run(config: pytest.Config) -> GateRun:
     """The gate run of these options (once per session); an assay error is a usage error."""
     from assay.config import load_config
     from assay.errors import AssayError
-    from assay.gate._run import GateOptions, run_gate
+    from assay.gate import GateOptions, run_gate
 
     found = config.stash.get(_RUN_KEY, None)
     if found is not None:

@@ -16,8 +16,13 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final
 
+from assay._lazy import lazy_exports
+
 if TYPE_CHECKING:
     from assay.results import ReportContent
+    from assay.views._history import render_history
+    from assay.views._terminal import styled, use_colour
+    from assay.views._text import render_failures, render_self_test, render_summary, render_verdict
 
 FORMATS: Final = ("text", "json", "markdown", "junit", "html", "outputs")
 # format -> (module, function); the function takes (document, content): content is what a
@@ -88,4 +93,33 @@ def failures_only(document: Mapping[str, Any]) -> dict[str, Any]:
     return {**document, "results": kept}
 
 
-__all__ = ["FORMATS", "dump_json", "failures_only", "is_known_format", "render", "renderer"]
+# The pieces the commands draw with, resolved on first use (PEP 562): each module loads only
+# when a command draws with it.
+_EXPORTS: Final = {
+    "render_failures": "_text",
+    "render_history": "_history",
+    "render_self_test": "_text",
+    "render_summary": "_text",
+    "render_verdict": "_text",
+    "styled": "_terminal",
+    "use_colour": "_terminal",
+}
+
+__all__ = [
+    "FORMATS",
+    "dump_json",
+    "failures_only",
+    "is_known_format",
+    "render",
+    "render_failures",
+    "render_history",
+    "render_self_test",
+    "render_summary",
+    "render_verdict",
+    "renderer",
+    "styled",
+    "use_colour",
+]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.models.providers._base import (
+    SAMPLING_SETTINGS,
     Completion,
     Provider,
     ProviderConfig,
@@ -140,6 +141,7 @@ class _PluginProvider:
 
 __all__ = [
     "PROVIDER_TYPES",
+    "SAMPLING_SETTINGS",
     "Completion",
     "Provider",
     "ProviderConfig",
