@@ -1,5 +1,6 @@
 """Names a package resolves on first use (PEP 562), so importing it costs nothing until a name
-is used: ``assay``, ``assay.gate``, ``assay.agent`` and ``assay.models`` export this way."""
+is used: ``assay``, ``assay.gate``, ``assay.agent`` and ``assay.models`` export this way, and
+``assay.cascade`` (the judge) and ``assay.views`` (the pieces commands draw with) for some names."""
 
 from __future__ import annotations
 

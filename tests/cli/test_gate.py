@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -160,8 +161,9 @@ def test_judge_is_never_called_in_deterministic_mode(
     from assay.config import load_config
     from assay.gate._run import GateOptions, run_gate
 
-    # The gate reaches the judge through cascade._judge.apply_judge (which calls judge_texts and the
-    # model runner): that is what is patched, and the control at the end proves it is on the path.
+    # The gate reaches the judge through assay.cascade.apply_judge (cascade._judge's, which calls
+    # judge_texts and the model runner): that is what is patched, and the control at the end
+    # proves it is on the path.
     judged: list[list[str]] = []
 
     def recording_apply_judge(pending: Any, settings: Any, **kwargs: Any) -> list[Any]:
@@ -171,8 +173,10 @@ def test_judge_is_never_called_in_deterministic_mode(
     def exploding(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the judge must never be called in deterministic mode")
 
-    monkeypatch.setattr(assay.cascade._judge, "apply_judge", recording_apply_judge)
-    monkeypatch.setattr(assay.cascade._judge, "judge_texts", exploding)
+    # The module objects the gate imports from (sys.modules), not attributes reached through
+    # the assay package: those can name an earlier import of the same module.
+    monkeypatch.setattr(sys.modules["assay.cascade"], "apply_judge", recording_apply_judge)
+    monkeypatch.setattr(sys.modules["assay.cascade._judge"], "judge_texts", exploding)
     monkeypatch.setattr(assay.cascade._judge, "judge", exploding)
     if judge_block:
         (tmp_path / "assay.toml").write_text(judge_block, encoding="utf-8")
