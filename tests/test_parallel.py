@@ -354,22 +354,52 @@ def test_the_plan_cuts_every_line_once_in_order(suite: tuple[Path, Path]) -> Non
         assert len(cut) >= 2  # the JSONL file is cut between processes
 
 
-def test_a_workers_chunk_travels_as_bytes(suite: tuple[Path, Path], monkeypatch: Any) -> None:
-    # The calling process unpickles it once it is done scoring its own chunks: the pool's thread
-    # unpickling a large chunk would hold the GIL while this process runs a regex, whose time
-    # budget is a wall clock (under load: a spurious regex_timeout, a regression that is none).
-    import pickle
+def test_a_workers_chunks_are_read_here_however_the_pipe_cuts_them(
+    suite: tuple[Path, Path],
+) -> None:
+    # A worker's chunks arrive down its pipe in pieces of any size; this process unpickles each
+    # once it is whole (on its main thread: a thread doing it would hold the GIL while a regex's
+    # time budget, a wall clock, runs here).
+    import os
 
     goldens, _ = suite
     paths = discover_paths(goldens)
     job = parallel._Job(
         parallel.plan(paths, [parallel._cost(p) for p in paths], 4), False, None, None, True
     )
-    monkeypatch.setattr(parallel, "_JOB", job)
-    sent = parallel._work(1)
-    assert isinstance(sent, bytes)
-    loaded, _, prints = pickle.loads(sent)
-    assert [g.id for g in loaded] == [g.id for g in job.run(1)[0]] and prints is not None
+    sent = parallel.frame(1, job.run(1)) + parallel.frame(3, job.run(3))
+    readable, writable = os.pipe()
+    inbox = parallel._Inbox(job)
+    inbox.pending[readable] = bytearray()
+    for start in range(0, len(sent), 1000):  # cut where no frame ends
+        os.write(writable, sent[start : start + 1000])
+        inbox.read(wait=False)
+    os.close(writable)
+    inbox.read(wait=True)
+    assert sorted(inbox.chunks) == [1, 3] and not inbox.pending
+    for index in (1, 3):
+        loaded, _, prints = inbox.chunks[index]
+        assert [g.id for g in loaded] == [g.id for g in job.run(index)[0]]
+        assert prints == job.run(index)[2]
+
+
+def test_a_worker_that_stops_in_the_middle_of_a_chunk_is_a_failure(
+    suite: tuple[Path, Path],
+) -> None:
+    import os
+
+    goldens, _ = suite
+    paths = discover_paths(goldens)
+    job = parallel._Job(
+        parallel.plan(paths, [parallel._cost(p) for p in paths], 4), False, None, None, False
+    )
+    readable, writable = os.pipe()
+    inbox = parallel._Inbox(job)
+    inbox.pending[readable] = bytearray()
+    os.write(writable, parallel.frame(0, job.run(0))[:1000])  # less than a pipe holds
+    os.close(writable)
+    with pytest.raises(RuntimeError, match="middle of a chunk"):
+        inbox.read(wait=True)
 
 
 def test_bad_settings_are_errors(monkeypatch: Any) -> None:
@@ -531,11 +561,15 @@ def test_a_worker_that_fails_midway_means_one_process_loads(
     monkeypatch.setenv("ASSAY_PARALLEL_MIN_MS", "0")
     real_run = parallel._Job.run
 
+    taken: list[int] = []  # the chunks this process (a worker's copy of it) has taken
+
     def run(job: Any, index: int) -> Any:
-        if os.getpid() != parent and index == 1:
-            if how == "dies":
-                os._exit(1)
-            raise RuntimeError("a worker's failure")
+        if os.getpid() != parent:
+            taken.append(index)
+            if len(taken) == 2:  # its second chunk: it has sent one
+                if how == "dies":
+                    os._exit(1)
+                raise RuntimeError("a worker's failure")
         return real_run(job, index)
 
     forked: list[int] = []
@@ -547,9 +581,13 @@ def test_a_worker_that_fails_midway_means_one_process_loads(
             forked.append(pid)
         return pid
 
+    def until_the_worker_ends() -> None:  # this process takes no chunk before: it fails
+        os.waitid(os.P_PID, forked[-1], os.WEXITED | os.WNOWAIT)
+
     monkeypatch.setattr(parallel._Job, "run", run)
     monkeypatch.setattr(os, "fork", fork)
-    assert parallel.load(goldens, workers=2) is None  # the caller loads in one process
+    # The caller then loads in one process.
+    assert parallel.load(goldens, workers=2, meanwhile=until_the_worker_ends) is None
     # ...and the gate's run is the one process's, workers stopped and reaped.
     monkeypatch.setenv("ASSAY_WORKERS", "2")
     config = load_config()
@@ -627,3 +665,22 @@ def test_which_checks_run_a_projects_code() -> None:
     assert left({"op": "similar", "value": "a", "backend": "embedding"})
     assert left({"op": "any-of", "asserts": [{"op": "similar", "value": "a", "backend": "x/y"}]})
     assert left("is-json", {"op": "python", "value": "checks.py:f"})
+
+
+def test_goldens_and_results_pickle_as_every_field() -> None:
+    # They travel from the workers pickled as their fields (a tuple: twice as fast to load as
+    # a slotted dataclass's state); a field added to the class and not to __reduce__ would be
+    # lost on the way.
+    import dataclasses
+    import pickle
+
+    from assay.asserts import CheckResult
+    from assay.goldens import Golden
+    from assay.results import Result
+
+    for cls in (Golden, Result, CheckResult):
+        fields = dataclasses.fields(cls)
+        values = {f.name: f"value of {f.name}" for f in fields}
+        made = cls(**values)  # type: ignore[arg-type]
+        rebuilt = pickle.loads(pickle.dumps(made))
+        assert {f.name: getattr(rebuilt, f.name) for f in fields} == values, cls

@@ -24,6 +24,10 @@ class CheckResult:
     reason: str | None = None
     evidence: Any = None
 
+    def __reduce__(self) -> tuple[type[CheckResult], tuple[Any, ...]]:
+        # Pickled as its fields, as Golden is (the parallel loader sends thousands).
+        return CheckResult, (self.text, self.op, self.passed, self.reason, self.evidence)
+
     def to_dict(self) -> dict[str, Any]:
         """The check as JSON: every record has these five keys, everywhere."""
         return {

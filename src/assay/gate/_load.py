@@ -1,12 +1,12 @@
-"""A large suite on every core: a pool of forked processes loads and scores chunks of it.
+"""A large suite on every core: forked processes load and score chunks of it.
 
 :func:`load` cuts the suite's files (and a large JSONL file's lines) into contiguous chunks of
-about equal estimated cost and hands them to a ``concurrent.futures`` pool of forked worker
-processes. Each chunk's goldens come back pickled, with their results against static outputs
-(``--outputs``, a deterministic similarity backend) and their fingerprints when asked; the
-:class:`~assay.gate._suite.LoadedSuite` hands those to the gate, keyed by golden id. The workers
-take the chunks from the first one on, this process from the last one back, until they meet:
-every core works until the end, with no estimate of which is faster.
+about equal estimated cost. This process and its forked workers each take the next chunk no one
+has taken, in suite order, until none is left (see :func:`_run`): every core works until the
+end, with no estimate of which is faster. Each chunk's goldens come back pickled, with their
+results against static outputs (``--outputs``, a deterministic similarity backend) and their
+fingerprints when asked; the :class:`~assay.gate._suite.LoadedSuite` hands those to the gate,
+keyed by golden id.
 
 Results are those of one process, by construction: chunks are contiguous and put together in
 order (duplicate ids are checked over the whole suite); a worker scores with the same
@@ -31,13 +31,14 @@ estimated one-process load-and-score time below which one process is used (0: al
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from assay.asserts import runs_project_code
 from assay.cascade import NO_OUTPUT, evaluate
@@ -56,8 +57,6 @@ from assay.goldens import (
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from assay.models import RawOutputs
 
 WORKERS_ENV: Final = "ASSAY_WORKERS"
@@ -355,65 +354,156 @@ class _Job:
         return goldens, scored, prints
 
 
-# The job of a worker process, set when the pool forks it.
-_JOB: _Job | None = None
-
-
-def _start_worker(job: _Job) -> None:
-    import signal
-
-    global _JOB
-    _JOB = job
-    # Ctrl-C is the calling process's to handle (it stops the pool, says one line, exits 130).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _work(index: int) -> bytes:
-    import pickle
-
-    assert _JOB is not None
-    # Sent as bytes, unpickled by the calling process's main thread (see _run).
-    return pickle.dumps(_JOB.run(index), protocol=pickle.HIGHEST_PROTOCOL)
-
-
 # ------------------------------------------------------------------------------- the run
+
+# A chunk's number on the ticket pipe.
+_TICKET: Final = 4
+# A worker's pipe holds this much before its writes wait (Linux's default is 64 KiB; a
+# chunk's results are about 120 KiB): it rarely waits for this process to finish a chunk.
+_PIPE_BYTES: Final = 1 << 20
 
 
 def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> list[Chunk]:
-    """Every chunk's result, in order: a pool of ``processes - 1`` forked workers takes the
-    chunks from the first one on, this process from the last one back, until they meet.
+    """Every chunk's result, in order, from this process and ``processes - 1`` forked workers.
+
+    Each process takes the next chunk no one has taken from a pipe of tickets (the chunk
+    numbers, all written before the fork; Linux reads a pipe's 4 bytes at once), so every core
+    works until the end and none waits for a plan. A worker sends each chunk's results, pickled,
+    down a pipe of its own; this process unpickles them between its own chunks, on its main
+    thread (a thread doing it would hold the GIL while a regex's time budget, a wall clock,
+    runs here: a spurious regex_timeout under load).
 
     Raises:
-        Exception: any failure (the caller loads in one process).
+        Exception: any failure, a worker's included (the caller loads in one process).
     """
-    import multiprocessing  # with concurrent.futures: tens of ms to import, only to split
-    import pickle
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = processes - 1
-    fork = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(workers, fork, initializer=_start_worker, initargs=(job,))
+    tickets, filler = os.pipe()
+    for index in range(len(job.chunks)):
+        os.write(filler, index.to_bytes(_TICKET, "little"))
+    os.close(filler)
+    inbox = _Inbox(job)
     try:
-        # Two chunks in hand per worker: none waits while this process does one.
-        first = range(min(2 * workers, len(job.chunks)))
-        theirs: list[Future[bytes]] = [pool.submit(_work, i) for i in first]
+        for _ in range(processes - 1):
+            inbox.fork(tickets)
         if meanwhile is not None:  # the caller's own work, while the workers start
             meanwhile()
-        here: list[Chunk] = []
-        front, back = len(theirs), len(job.chunks)
-        while front < back:
-            if sum([not f.done() for f in theirs]) < 2 * workers:
-                theirs.append(pool.submit(_work, front))
-                front += 1
-            else:
-                back -= 1
-                here.append(job.run(back))
-        # Unpickled here, once this process is done scoring: the pool's own thread would hold
-        # the GIL for the whole of a large chunk, and a regex's time budget, a wall clock,
-        # would count that wait (a spurious regex_timeout under load).
-        return [_theirs(pickle.loads(f.result()), job) for f in theirs] + here[::-1]
+        here: dict[int, Chunk] = {}
+        while ticket := os.read(tickets, _TICKET):
+            index = int.from_bytes(ticket, "little")
+            here[index] = job.run(index)
+            inbox.read(wait=False)
+        inbox.read(wait=True)
+        inbox.reap()
+        return inbox.together(here)
     finally:
-        pool.shutdown(wait=True)
+        os.close(tickets)
+        inbox.stop()
+
+
+class _Inbox:
+    """The forked workers of a run, and the chunks they sent back."""
+
+    def __init__(self, job: _Job) -> None:
+        self.job = job
+        self.pids: list[int] = []
+        self.pending: dict[int, bytearray] = {}  # a worker's pipe -> what came, not yet read
+        self.chunks: dict[int, Chunk] = {}
+
+    def fork(self, tickets: int) -> None:
+        """Fork a worker that does chunks until no ticket is left, then exits."""
+        import fcntl
+
+        readable, writable = os.pipe()
+        with contextlib.suppress(OSError):  # a smaller pipe only makes the worker wait more
+            fcntl.fcntl(writable, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        pid = os.fork()
+        if pid == 0:
+            _worker(self.job, tickets, writable)  # never returns
+        os.close(writable)
+        self.pids.append(pid)
+        self.pending[readable] = bytearray()
+
+    def read(self, *, wait: bool) -> None:
+        """Unpickle the chunks the workers have sent (``wait``: until every worker is done)."""
+        import pickle
+        import select
+
+        while self.pending:
+            ready, _, _ = select.select(list(self.pending), [], [], None if wait else 0)
+            if not ready:
+                return
+            for pipe in ready:
+                data = os.read(pipe, _PIPE_BYTES)
+                if not data:  # the worker is done (or dead: reap says which)
+                    os.close(pipe)
+                    if self.pending.pop(pipe):
+                        raise RuntimeError("a worker stopped in the middle of a chunk")
+                    continue
+                buffer = self.pending[pipe]
+                buffer += data
+                while len(buffer) >= 8 and len(buffer) >= 8 + (size := _size(buffer)):
+                    index, chunk = pickle.loads(memoryview(buffer)[8 : 8 + size])
+                    self.chunks[index] = _theirs(chunk, self.job)
+                    del buffer[: 8 + size]
+
+    def reap(self) -> None:
+        """Wait for every worker to exit. Raises RuntimeError when one failed."""
+        while self.pids:
+            _, status = os.waitpid(self.pids.pop(), 0)
+            if status != 0:
+                raise RuntimeError(f"a worker failed (wait status {status})")
+
+    def together(self, here: dict[int, Chunk]) -> list[Chunk]:
+        """Every chunk, in order. Raises KeyError when one is missing."""
+        done = {**self.chunks, **here}
+        return [done[index] for index in range(len(self.job.chunks))]
+
+    def stop(self) -> None:
+        """Kill and reap what is left (after a failure, or Ctrl-C), close the pipes."""
+        import signal
+
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        self.pids.clear()
+        for pipe in self.pending:
+            os.close(pipe)
+        self.pending.clear()
+
+
+def frame(index: int, chunk: Chunk) -> bytes:
+    """What a worker sends for chunk ``index``: the size of what follows, then ``(index,
+    chunk)`` pickled."""
+    import pickle
+
+    data = pickle.dumps((index, chunk), protocol=pickle.HIGHEST_PROTOCOL)
+    return len(data).to_bytes(8, "little") + data
+
+
+def _size(buffer: bytearray) -> int:
+    return int.from_bytes(buffer[:8], "little")
+
+
+def _worker(job: _Job, tickets: int, pipe: int) -> NoReturn:
+    """A forked worker's life: chunks until no ticket is left, each sent down ``pipe`` as its
+    :func:`frame`. It ends with ``os._exit``, as a multiprocessing
+    worker does: nothing of the parent's (atexit, buffered files) runs here."""
+    import signal
+
+    status = 1
+    try:
+        # Ctrl-C is the calling process's to handle (it stops the workers, says one line,
+        # exits 130).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while ticket := os.read(tickets, _TICKET):
+            index = int.from_bytes(ticket, "little")
+            with memoryview(frame(index, job.run(index))) as out:
+                sent = 0
+                while sent < len(out):
+                    sent += os.write(pipe, out[sent:])
+        status = 0
+    finally:
+        os._exit(status)
 
 
 def _theirs(chunk: Chunk, job: _Job) -> Chunk:

@@ -89,6 +89,25 @@ class Golden:
     threshold_given: bool = False
     defaults: Defaults | None = None
 
+    def __reduce__(self) -> tuple[type[Golden], tuple[Any, ...]]:
+        # Pickled as its fields: the parallel loader sends thousands, and a slotted dataclass's
+        # default state takes twice as long to load (bench/big_suite.py).
+        return Golden, (
+            self.id,
+            self.tier,
+            self.source,
+            self.input,
+            self.expected,
+            self.has_expected,
+            self.rubric,
+            self.asserts,
+            self.threshold,
+            self.has_origin,
+            self.fields,
+            self.threshold_given,
+            self.defaults,
+        )
+
 
 def _check_signals(signals: Any, at: At, key: Key) -> None:
     """Completion signals: prose (a string, for the judge) or a command ``{name, run}`` whose

@@ -88,6 +88,26 @@ class Result:
     safety: str | None = None
     finish_reason: str | None = None
 
+    def __reduce__(self) -> tuple[type[Result], tuple[Any, ...]]:
+        # Pickled as its fields, as Golden is (the parallel loader sends thousands).
+        return Result, (
+            self.id,
+            self.tier,
+            self.candidate,
+            self.status,
+            self.passed,
+            self.score,
+            self.decided_by,
+            self.checks,
+            self.notes,
+            self.repeats,
+            self.title,
+            self.telemetry,
+            self.failure,
+            self.safety,
+            self.finish_reason,
+        )
+
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
