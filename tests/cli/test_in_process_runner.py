@@ -152,3 +152,17 @@ def test_a_closed_stderr_keeps_what_was_written(
     monkeypatch.setattr(assay.cli, "main", fake_main)
     assert run_cli([], tmp_path) == (0, "", "partial\n")
     assert not sys.stderr.closed
+
+
+def test_main_puts_the_collectors_thresholds_back() -> None:
+    import gc
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, ...]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(assay.cli.cli, "main", lambda **_: seen.append(gc.get_threshold()) or 0)
+        with pytest.raises(SystemExit) as stop:
+            assay.cli.main(["gate"])
+    assert stop.value.code == 0
+    assert seen and seen[0] != before  # the run's own thresholds...
+    assert gc.get_threshold() == before  # ...and the caller's after

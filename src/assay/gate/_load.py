@@ -32,17 +32,16 @@ estimated one-process load-and-score time below which one process is used (0: al
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from assay.asserts import runs_project_code
 from assay.cascade import NO_OUTPUT, evaluate
-from assay.errors import AssayError, ConfigError
+from assay.errors import AssayError, ConfigError, GoldenError
 from assay.gate._suite import LoadedSuite, Prescored, Prints, Scored, StaticScoring
 from assay.goldens import (
     Defaults,
@@ -55,6 +54,7 @@ from assay.goldens import (
     read_defaults,
     unique,
 )
+from assay.io import iter_jsonl_objects
 
 if TYPE_CHECKING:
     from assay.models import RawOutputs
@@ -77,7 +77,6 @@ DEFAULT_MIN_MS: Final = 30.0
 _CHUNKS_PER_PROCESS: Final = 8
 # A JSONL file is cut between chunks only when it is worth more than a chunk's overhead.
 _MIN_SPLIT_BYTES: Final = 256 * 1024
-_BOM: Final = b"\xef\xbb\xbf"
 
 # The similarity backends a worker may use: pure functions of two texts.
 DETERMINISTIC_BACKENDS: Final = frozenset({"none", "difflib", "rapidfuzz"})
@@ -206,24 +205,6 @@ def plan(
 # ----------------------------------------------------------------------- a chunk's work
 
 
-def _jsonl_lines(path: str, start: int, stop: int, first_line: int) -> Iterator[tuple[int, Any]]:
-    """``(line number, object)`` of each non-blank line of ``path`` between two line starts, as
-    :func:`assay.io.iter_jsonl_objects` reads them; anything it would refuse raises (then the
-    run loads in one process, whose reader says what is wrong)."""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        data = handle.read(stop - start)
-    if start == 0 and data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    for number, line in enumerate(data.decode("utf-8").split("\n"), first_line):
-        text = line.strip()
-        if text:
-            value = json.loads(text)
-            if not isinstance(value, dict):
-                raise ValueError("a line that is no JSON object")
-            yield number, value
-
-
 def load_units(units: Sequence[Unit], strict: bool, defaults: Defaults | None) -> list[Golden]:
     """The goldens of a chunk, in order (duplicates are checked over the whole suite later),
     with the suite's ``defaults``.
@@ -238,11 +219,12 @@ def load_units(units: Sequence[Unit], strict: bool, defaults: Defaults | None) -
             continue
         path, start, stop, first = unit
         tier = folder_tier(path)
-        for line, data in _jsonl_lines(path, start, stop, first):
+        lines = iter_jsonl_objects(path, GoldenError, start=start, stop=stop, first_line=first)
+        for source, data in lines:
             out.extend(
                 build_goldens(
                     data,
-                    source=f"{path}:{line}",
+                    source=source,
                     default_id=None,
                     folder_tier=tier,
                     strict=strict,
