@@ -96,8 +96,8 @@ def _evaluate(
     similarity_name: str,
     ctx: CheckContext,
     finish_reason: str | None,
-    latency_ms: float | None = None,
-    cost_usd: float | None = None,
+    latency_ms: float | None,
+    cost_usd: float | None,
 ) -> Result:
     if output is NO_OUTPUT:
         return _decided(
@@ -112,12 +112,13 @@ def _evaluate(
             latency_ms=latency_ms,
             cost_usd=cost_usd,
         )
-        if golden.threshold_given or not all([spec.plain for spec in golden.asserts]):
-            # Model-graded ops are never plain, so the all-plain common case skips this test.
-            if any([spec.rank for spec in golden.asserts]):
-                return _graded(golden, candidate, view, ctx)
-            return _weighted(golden, candidate, _run_all(golden, view, ctx))
+        weighted = golden.threshold_given or not all([spec.plain for spec in golden.asserts])
+        # Model-graded ops are never plain, so the all-plain common case skips this test.
+        if weighted and any([spec.rank for spec in golden.asserts]):
+            return _graded(golden, candidate, view, ctx)
         checks = tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
+        if weighted:
+            return _weighted(golden, candidate, checks)
         # Only plain checks (weight 1, scored 0 or 1): the weighted rule is this count.
         passed_count = sum([c.passed for c in checks])
         if passed_count == len(checks):  # the common case, built directly (100,000 of them)
@@ -267,6 +268,10 @@ def judge_error(
     )
 
 
+def judge_note(score: float, reason: str) -> str:
+    return f"judge: {score:.2f} ({reason})" if reason else f"judge: {score:.2f}"
+
+
 def finish_judged(
     golden: Golden, result: Result, verdicts: Mapping[int, tuple[float, str] | str]
 ) -> Result:
@@ -291,7 +296,7 @@ def finish_judged(
         score, why = verdict
         mark = judge_threshold(golden, spec)
         evidence: dict[str, Any] = {"score": score, "judge": why}
-        judged.append(f"judge: {score:.2f} ({why})" if why else f"judge: {score:.2f}")
+        judged.append(judge_note(score, why))
         if score >= mark:
             checks[i] = CheckResult(spec.text, spec.full_op, True, None, evidence)
         else:
@@ -306,10 +311,6 @@ def finish_judged(
         return judge_error(result, errors, tuple(checks))
     skipped = frozenset(i for i, c in enumerate(checks) if is_skipped(c))
     return _weighted(golden, result.candidate, tuple(checks), skipped, TIER3, tuple(judged))
-
-
-def _run_all(golden: Golden, view: OutputView, ctx: CheckContext) -> tuple[CheckResult, ...]:
-    return tuple([run_assert(spec, view, ctx) for spec in golden.asserts])
 
 
 def _weighted(

@@ -26,6 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
+from assay.asserts import as_text
+from assay.cascade._cascade import finish_judged, is_pending_judge, judge_error, judge_note
 from assay.errors import ConfigError
 from assay.validate import is_number
 from assay.vocabulary import TIER3
@@ -103,7 +105,6 @@ async def judge_texts(
     settings: JudgeSettings,
     *,
     cache: OutputCache | None,
-    max_concurrency: int = 16,
     stats: RunStats | None = None,
     root: Path | None = None,
 ) -> list[tuple[Verdict | None, str | None]]:
@@ -143,7 +144,7 @@ async def judge_texts(
             outcomes, made = await run_calls(
                 calls,
                 cache=cache,
-                max_concurrency=max_concurrency,
+                max_concurrency=16,
                 accept=lambda text: parse_verdict(text) is not None,
                 root=root,
             )
@@ -218,8 +219,6 @@ def apply_judge(
     A golden with asserts reached the judge through its ``judge`` asserts: each one still
     pending is one call (its own rubric), all in the same batch, and the result is decided by
     :func:`assay.cascade._cascade.finish_judged`."""
-    from assay.cascade._cascade import finish_judged
-
     items, owned = _judge_items(pending)
     verdicts = _ask(items, settings, root=root, use_cache=use_cache, stats=stats)
     decided = []
@@ -243,9 +242,6 @@ def _judge_items(
 ) -> tuple[list[tuple[str, str, str]], list[_Asked]]:
     """One batch of ``(output, rubric, expected)`` items for every pending result, and what
     each result asked (see ``_Asked``)."""
-    from assay.asserts import as_text
-    from assay.cascade._cascade import is_pending_judge
-
     items: list[tuple[str, str, str]] = []
     owned: list[_Asked] = []
     for result, output, golden in pending:
@@ -291,22 +287,15 @@ def _tier3_decided(
     """A tier 3 result decided by its verdict: pass at the golden's threshold; no verdict is
     ``error`` (judge-error)."""
     if verdict is None:
-        from assay.cascade._cascade import judge_error
-
         return judge_error(result, [f"judge-error: {error}"])
     passed = verdict["score"] >= golden.threshold
-    note = (
-        f"judge: {verdict['score']:.2f} ({verdict['reason']})"
-        if verdict["reason"]
-        else (f"judge: {verdict['score']:.2f}")
-    )
     return replace(
         result,
         status="pass" if passed else "fail",
         passed=passed,
         score=verdict["score"],
         decided_by=TIER3,
-        notes=(note,),
+        notes=(judge_note(verdict["score"], verdict["reason"]),),
     )
 
 

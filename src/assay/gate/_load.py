@@ -1,29 +1,22 @@
 """A large suite on every core: forked processes load and score chunks of it.
 
 :func:`load` cuts the suite's files (and a large JSONL file's lines) into contiguous chunks of
-about equal estimated cost. This process and its forked workers each take the next chunk no one
-has taken, in suite order, until none is left (see :func:`_run`): every core works until the
-end, with no estimate of which is faster. Each chunk's goldens come back pickled, with their
-results against static outputs (``--outputs``, a deterministic similarity backend) and their
-fingerprints when asked; the :class:`~assay.gate._suite.LoadedSuite` hands those to the gate,
-keyed by golden id.
+about equal estimated cost; this process and its forked workers each take the next chunk no one
+has taken (see :func:`_run`). Each chunk's goldens come back pickled, with their results against
+static outputs (``--outputs``, a deterministic similarity backend) and their fingerprints when
+asked; the :class:`~assay.gate._suite.LoadedSuite` hands those to the gate, keyed by golden id.
 
 Results are those of one process, by construction: chunks are contiguous and put together in
-order (duplicate ids are checked over the whole suite); a worker scores with the same
-``evaluate`` and arguments as :class:`assay.gate._score.Scorer`; and anything unusual (a bad
-golden, an irregular JSONL line, a worker that fails or dies, a fork that fails) makes
-:func:`load` return None: the caller then loads in one process, which raises the first error in
-suite order with its usual message.
+order, a worker scores with the same ``evaluate`` and arguments as
+:class:`assay.gate._score.Scorer`, and anything unusual (a bad golden, a worker that fails or
+dies) makes :func:`load` return None: the caller then loads in one process, which raises the
+first error in suite order with its usual message.
 
-What stays in one process: live candidates (their cache and statistics live here), the judge,
-the embedding backend and similarity plugins (a model, or unknown code), and a project's
-``python`` checks and plugin ops: a worker ends with ``os._exit``, as every multiprocessing
-worker does, which would lose what such code buffers (a log file). So does everything after
-scoring (summaries, baseline, regressions, rendering), which reads every result.
-
-Workers are forked (Linux only, and only while this process runs no other thread: forking a
-threaded process can deadlock the child), so they inherit the loaded modules, the outputs and
-the suite's defaults without pickling them.
+What stays in one process: live candidates, the judge, the embedding backend and similarity
+plugins, and a project's ``python`` checks and plugin ops (a worker ends with ``os._exit``,
+which would lose what such code buffers). Workers are forked (Linux only, and only while this
+process runs no other thread: forking a threaded process can deadlock the child), so they
+inherit the loaded modules, the outputs and the suite's defaults without pickling them.
 
 ``ASSAY_WORKERS=N`` caps the processes (1: always one); ``ASSAY_PARALLEL_MIN_MS=M`` sets the
 estimated one-process load-and-score time below which one process is used (0: always split).
@@ -62,11 +55,9 @@ if TYPE_CHECKING:
 WORKERS_ENV: Final = "ASSAY_WORKERS"
 MIN_MS_ENV: Final = "ASSAY_PARALLEL_MIN_MS"
 
-# Estimated one-process cost of loading and scoring a golden (three asserts), measured on the
-# 2-core CI machine (CPU time, bench/big_suite.py's suites): a markdown golden 27-30 µs (read,
-# frontmatter, validation, checks), a JSONL byte 0.11 µs (15 µs for a 135-byte line), a byte of
-# a YAML list 0.27 µs to load (PyYAML reads those) plus its checks. They weigh chunks against
-# each other and the suite against the threshold; nothing depends on them being exact.
+# Estimated one-process cost (µs) of loading and scoring a golden of three asserts, per markdown
+# file, JSONL byte and YAML byte (bench/big_suite.py). They weigh chunks against each other and
+# the suite against the threshold; nothing depends on them being exact.
 MD_FILE_US: Final = 30.0
 JSONL_BYTE_US: Final = 0.12
 YAML_BYTE_US: Final = 0.33
@@ -111,19 +102,16 @@ def _env_number(name: str, minimum: float) -> float | None:
     return value
 
 
-def workers_wanted(estimated_ms: float, *, workers: int | None = None) -> int:
+def workers_wanted(estimated_ms: float, *, workers: int) -> int:
     """How many processes to use for a suite of this estimated one-process time: one below the
-    threshold (:data:`MIN_MS_ENV`, default :data:`DEFAULT_MIN_MS`), else every usable core
-    (at most :data:`WORKERS_ENV`, or ``workers``), as long as each has half the threshold's
-    estimated work.
+    threshold (:data:`MIN_MS_ENV`, default :data:`DEFAULT_MIN_MS`), else ``workers`` (at most
+    :data:`WORKERS_ENV`), as long as each has half the threshold's estimated work.
 
     Raises:
         ConfigError: either environment variable is not a number in range.
     """
     cap = _env_number(WORKERS_ENV, 1)
-    count = workers if workers is not None else usable_cores()
-    if cap is not None:
-        count = min(count, int(cap))
+    count = workers if cap is None else min(workers, int(cap))
     given = _env_number(MIN_MS_ENV, 0)
     minimum = DEFAULT_MIN_MS if given is None else given
     if estimated_ms < minimum:
@@ -506,7 +494,6 @@ def load(
     scoring: StaticScoring | None = None,
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
-    meanwhile_us: float = 0.0,
     fingerprints: bool = False,
 ) -> LoadedSuite | None:
     """Every golden under ``root`` (all tiers, duplicate ids checked, in suite order) loaded by
@@ -520,8 +507,7 @@ def load(
             :data:`WORKERS_ENV`).
         meanwhile: work of the caller's to do here while the workers run (the gate reads the
             baseline); called only when the suite is split. If it raises, the suite is not
-            split (the caller then does it again and raises). ``meanwhile_us``, its estimated
-            cost, is not needed: the chunks balance themselves.
+            split (the caller then does it again and raises).
         fingerprints: each process also computes its goldens' fingerprints (the baseline
             step's; :meth:`LoadedSuite.fingerprints_of` gives them).
 

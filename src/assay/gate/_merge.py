@@ -140,7 +140,8 @@ def merge_gate(
         goldens=merged.index.fingerprints,
         strict=merged.index.strict,
     )
-    saved = [p.partial.get("judge_saved") for p in parts]
+    recorded = [p.partial.get("judge_saved") for p in parts]
+    saved = [n for n in recorded if isinstance(n, int)]
     return GateRun(
         results,
         summaries,
@@ -151,10 +152,7 @@ def merge_gate(
         outputs=_outputs(merged.ordered),
         trials=evidence.trials,
         live=bool(merged.head["live"]),
-        # As the whole run: only when judge asserts ran.
-        judge_saved=sum(n for n in saved if isinstance(n, int))
-        if any(isinstance(n, int) for n in saved)
-        else None,
+        judge_saved=sum(saved) if saved else None,  # as the whole run: when judge asserts ran
     )
 
 

@@ -296,10 +296,8 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
     return parts
 
 
-def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> int:
+def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> None:
     """That the parts are shards 1..N of one run: the same ``same`` fields, each shard once.
-
-    Returns N.
 
     Raises:
         MergeError: naming the files that disagree, a duplicate shard, or the missing ones.
@@ -342,7 +340,6 @@ def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> int:
         raise MergeError(
             f"shard(s) {', '.join(missing)} of {count} missing: a merge needs every shard",
         )
-    return count
 
 
 def _difference(name: str, expected: Any, found: Any) -> tuple[str, str, str]:
@@ -438,7 +435,6 @@ def checked_baseline(
 ) -> tuple[dict[str, Any], Path]:
     """The baseline the shards compared with, and its path; refused when its bytes changed."""
     from assay.gate._baseline import load_baseline
-    from assay.gate._partial import file_digest
 
     recorded = settings.get("baseline") or {}
     # As the shards named it (relative to where they ran, as this merge runs): the merged

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from assay.results import Result
 from assay.validate import is_number
+from assay.vocabulary import TIER3
 
 _SCORE_EPSILON: Final = 1e-9
 SUITE_ID: Final = "(suite)"
@@ -58,7 +59,7 @@ class Trials:
             # A judge's verdict is random; a needs-judge result (no judge ran) is not.
             random=random
             or len(repeats) > 1
-            or any(r.decided_by == _JUDGE and r.passed is not None for r in repeats),
+            or any(r.decided_by == TIER3 and r.passed is not None for r in repeats),
         )
 
     @classmethod
@@ -98,9 +99,6 @@ class Trials:
     @property
     def mean_score(self) -> float | None:
         return sum(self.scores) / len(self.scores) if self.scores else None
-
-
-_JUDGE: Final = "tier3-judge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,34 +181,17 @@ def _golden_test(
     if before.decided == 0 or after.decided == 0:
         return None
     if by_score and before.scores and after.scores:
+        name = "exact permutation test on the mean score (one-sided)"
         p = stats.score_drop_p(before.scores, after.scores)
-        mean_before, mean_after = before.mean_score or 0.0, after.mean_score or 0.0
+        effect = (after.mean_score or 0.0) - (before.mean_score or 0.0)
         low, high = stats.mean_difference_ci(before.scores, after.scores)
         ci = (low, high) if math.isfinite(low) and math.isfinite(high) else None
-        return _Test(
-            candidate,
-            golden_id,
-            "exact permutation test on the mean score (one-sided)",
-            p,
-            before,
-            after,
-            mean_after - mean_before,
-            ci,
-            True,
-        )
+        return _Test(candidate, golden_id, name, p, before, after, effect, ci, True)
+    name = "Fisher's exact test (one-sided)"
     p = stats.pass_drop_p(before.passes, before.decided, after.passes, after.decided)
+    effect = after.rate - before.rate
     ci = stats.proportion_difference_ci(before.passes, before.decided, after.passes, after.decided)
-    return _Test(
-        candidate,
-        golden_id,
-        "Fisher's exact test (one-sided)",
-        p,
-        before,
-        after,
-        after.rate - before.rate,
-        ci,
-        False,
-    )
+    return _Test(candidate, golden_id, name, p, before, after, effect, ci, False)
 
 
 def _describe(test: _Test, alpha: float) -> str:
@@ -323,7 +304,7 @@ def _walk(
             # Most entries of a big static suite are deterministic: decide that without
             # building their trials.
             after = trials.get((candidate, golden_id))
-            if after is None and result.decided_by == _JUDGE and result.passed is not None:
+            if after is None and result.decided_by == TIER3 and result.passed is not None:
                 after = Trials.of([result], random=True)
             random = entry.get("random") is True or (after is not None and after.random)
             if random and golden_id not in exact_only:

@@ -16,8 +16,6 @@ from assay.errors import ConfigError, GoldenError
 from assay.gate._options import GateOptions
 from assay.gate._suite import LoadedSuite
 from assay.gate._verdict import (
-    MODES,
-    QUOTED_ERRORS,
     ErrorTally,
     Evidence,
     GateStep,
@@ -38,17 +36,11 @@ from assay.results import (
 if TYPE_CHECKING:
     from assay.config import Config
     from assay.gate._regressions import Diff, Trials
-    from assay.gate._score import Finish, Measured, Outputs, ScoredPairs, Scorer
+    from assay.gate._score import Finish, Measured, Outputs, Scorer
 
 __all__ = [
-    "MODES",
-    "QUOTED_ERRORS",
-    "ErrorTally",
     "GateOptions",
     "GateRun",
-    "GateStep",
-    "Mode",
-    "conclude",
     "example_paths",
     "load_selected",
     "run_gate",
@@ -189,7 +181,6 @@ def load_selected(
             if static and outputs is not None
             else None,
             meanwhile=meanwhile,
-            meanwhile_us=0.0 if meanwhile is None else meanwhile.cost_us,
             fingerprints=options.mode != "report",
         )
         if suite is not None and project:
@@ -211,17 +202,9 @@ def _filtered(goldens: Iterable[Golden], options: GateOptions) -> list[Golden]:
 class _Meanwhile:
     """The baseline, read while the workers load the suite (it is the next step anyway)."""
 
-    # Reading and validating a baseline costs about 0.016 µs per byte (10,000 goldens: 2.3 MB
-    # in 36 ms, measured with bench/big_suite.py's suite).
-    _US_PER_BYTE = 0.016
-
     def __init__(self, path: Path) -> None:
         self.path = path
         self.document: dict[str, Any] | None = None
-        try:
-            self.cost_us = path.stat().st_size * self._US_PER_BYTE
-        except OSError:
-            self.cost_us = 0.0
 
     def __call__(self) -> None:
         self.document = _load_baseline(self.path)
@@ -229,14 +212,10 @@ class _Meanwhile:
 
 def load_whole(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens of the suite and tiers asked for, before any ``--shard`` selection."""
-    strict = config.strict
-    if options.example:
-        goldens = list(_select(iter_goldens(example_paths()[0], strict=strict), options.tiers))
-    elif options.path is not None:
-        goldens = list(_select(iter_goldens(options.path, strict=strict), options.tiers))
-    else:
-        goldens = load_suite(config.goldens, options.tiers or None, strict=strict)
-    return goldens
+    root = example_paths()[0] if options.example else options.path
+    if root is None:
+        return load_suite(config.goldens, options.tiers or None, strict=config.strict)
+    return list(_select(iter_goldens(root, strict=config.strict), options.tiers))
 
 
 def _load(
@@ -403,6 +382,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     Raises:
         AssayError: for any bad input (goldens, outputs, baseline, config).
     """
+    from assay.gate._score import adaptive_repeats, failed
+
     suite, suite_ids, document = _load(options, config)
     goldens = suite.goldens
     by_id = {g.id: g for g in goldens}
@@ -416,8 +397,8 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         measured=produced.measured,
     )
     stats = dict(produced.stats)
-    looks, first_look = _more_repeats(
-        options, config, document, goldens, produced, pairs, scorer, stats
+    looks, first_look = adaptive_repeats(
+        options, config, document, goldens, produced.spec, pairs, scorer, stats
     )
     if scorer.judge_stats is not None:  # judge calls are counted apart from the candidates'
         stats["judge"] = scorer.judge_stats.to_dict()
@@ -459,7 +440,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         stats=stats,
         goldens=by_id,
         outputs={
-            c: {g: (o[0].message if _is_failed(o[0]) else o[0]) for g, o in m.items() if o}
+            c: {g: (o[0].message if failed(o[0]) else o[0]) for g, o in m.items() if o}
             for c, m in produced.outputs.items()
         },
         trials=trials,
@@ -468,12 +449,6 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         partial=partial,
         judge_saved=scorer.judge_saved if scorer.judge_asserts else None,
     )
-
-
-def _is_failed(output: Any) -> bool:
-    from assay.gate._score import failed
-
-    return failed(output)
 
 
 def _step(
@@ -490,28 +465,4 @@ def _step(
         # The fingerprints the loading processes computed, when they did.
         goldens=suite.fingerprints_of() or by_id,
         strict=[g.id for g in suite.goldens if g.fields.get("gate") == "strict"],
-    )
-
-
-def _more_repeats(
-    options: GateOptions,
-    config: Config,
-    document: dict[str, Any] | None,
-    goldens: Sequence[Golden],
-    produced: Produced,
-    pairs: ScoredPairs,
-    scorer: Scorer,
-    stats: dict[str, Any],
-) -> tuple[int, dict[tuple[str, str], Trials] | None]:
-    """Adaptive repeats, when a live check allows more than the candidates file's repeats:
-    (the planned looks, the first look's evidence); (1, None) when there are none."""
-    spec = produced.spec
-    max_repeats = options.max_repeats or config.gate.max_repeats
-    if document is None or spec is None or not max_repeats or max_repeats <= spec.repeats:
-        return 1, None
-    from assay.gate._score import adaptive_repeats
-
-    alpha = config.gate.alpha if options.alpha is None else options.alpha
-    return adaptive_repeats(
-        document, goldens, pairs, spec, max_repeats, alpha, options, config, scorer, stats
     )

@@ -19,6 +19,7 @@ from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
     from assay.config import Config
+    from assay.gate._options import GateOptions
     from assay.gate._regressions import Trials
     from assay.gate._suite import Prescored
     from assay.goldens import Golden
@@ -207,28 +208,32 @@ class Scorer:
 
 
 def adaptive_repeats(
-    document: Mapping[str, Any],
-    goldens: Sequence[Golden],
-    pairs: ScoredPairs,
-    spec: Any,
-    max_repeats: int,
-    alpha: float,
-    options: Any,
+    options: GateOptions,
     config: Config,
+    document: Mapping[str, Any] | None,
+    goldens: Sequence[Golden],
+    spec: Any,
+    pairs: ScoredPairs,
     scorer: Scorer,
     stats: dict[str, Any],
-) -> tuple[int, dict[tuple[str, str], Trials]]:
-    """Give the goldens whose comparison is still open more trials, a batch of ``repeats`` at a
-    time, up to ``max_repeats`` in all; model calls go only where the answer is uncertain.
+) -> tuple[int, dict[tuple[str, str], Trials] | None]:
+    """Adaptive repeats, when a live check (``spec``: its candidates file) allows more than
+    its repeats: the goldens whose comparison is still open get more trials, a batch of
+    ``repeats`` at a time, up to ``max_repeats`` in all; model calls go only where the answer
+    is uncertain.
 
     The error rate holds: every look may reject, so the per-golden level is alpha divided by
     the planned number of looks (Bonferroni), and the suite test reads the first look only.
     ``pairs`` grows in place and ``stats`` counts the extra calls. Returns (the planned looks,
-    the first look's evidence).
+    the first look's evidence); (1, None) when there are no adaptive repeats.
     """
+    max_repeats = options.max_repeats or config.gate.max_repeats
+    if document is None or spec is None or not max_repeats or max_repeats <= spec.repeats:
+        return 1, None
     from assay.gate._regressions import Rules, undecided_pairs
     from assay.models import generate_outputs
 
+    alpha = config.gate.alpha if options.alpha is None else options.alpha
     looks = -(-max_repeats // spec.repeats)
     rules = Rules(alpha, config.gate.score_tolerance, looks)
     selected = {g.id: g for g in goldens}

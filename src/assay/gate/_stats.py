@@ -5,18 +5,18 @@ an eval produces (a golden run 5 or 10 times, judge scores such as 0.8 and 0.9):
 come from exact conditional or permutation distributions, never from a normal approximation
 that needs large samples.
 
-- :func:`pass_drop_p`: one golden's pass counts, Fisher's exact test (or Boschloo's).
+- :func:`pass_drop_p`: one golden's pass counts, Fisher's exact test.
 - :func:`score_drop_p`: one golden's score samples, a two-sample permutation test.
 - :func:`paired_drop_p`: the whole suite, Pitman's sign-flip test over per-golden pairs.
 - :func:`holm`: Holm–Bonferroni adjustment across goldens (family-wise error rate).
 - :func:`proportion_difference_ci`, :func:`mean_difference_ci`: how big the change is.
 
 Pure functions of their arguments; the Monte Carlo fallbacks take a seed, so every result is
-deterministic. scipy is imported only inside the two functions that need it (the CLI must start
+deterministic. scipy is imported only inside the function that needs it (the CLI must start
 fast).
 """
 
-# scipy ships no type stubs (scipy-stubs is not a dependency); it is imported lazily, twice.
+# scipy ships no type stubs (scipy-stubs is not a dependency); it is imported lazily.
 # mypy: disable-error-code="import-untyped"
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Final, Literal
+from typing import Final
 
 # Two float sums that are equal in decimal (0.8 + 0.9 and 0.7 + 1.0) can differ in the last bits;
 # a permutation that ties the observed statistic must count as "at least as extreme", so every
@@ -57,21 +57,15 @@ def pass_drop_p(
     trials_before: int,
     passes_after: int,
     trials_after: int,
-    method: Literal["fisher", "boschloo"] = "fisher",
 ) -> float:
-    """One-sided p-value that the pass probability dropped (H1: p_after < p_before).
+    """One-sided p-value that the pass probability dropped (H1: p_after < p_before), by
+    Fisher's exact test.
 
-    ``fisher`` (default): Fisher's exact test. Conditional on the total number of passes, the
-    after-run's pass count is hypergeometric under H0 whatever the common pass probability, so
-    the tail ``P(X <= passes_after)`` is an exact p-value for any counts, however small: no
-    large-sample approximation is involved. It is summed in integers (``math.comb``) and divided
-    once, so there is no floating cancellation. It is conservative (its size is at most alpha,
-    often well below it with 5-10 trials).
-
-    ``boschloo``: Boschloo's test (scipy), which uses Fisher's p-value as its statistic but
-    takes the unconditional tail, maximised over the unknown common pass probability. Still
-    exact (up to scipy's grid over that probability) and uniformly more powerful than Fisher,
-    but it costs about 3-7 ms a call plus about 0.6 s to import ``scipy.stats`` once.
+    Conditional on the total number of passes, the after-run's pass count is hypergeometric
+    under H0 whatever the common pass probability, so the tail ``P(X <= passes_after)`` is an
+    exact p-value for any counts, however small. It is summed in integers (``math.comb``) and
+    divided once, so there is no floating cancellation. It is conservative (its size is at most
+    alpha, often well below it with 5-10 trials).
 
     No trials on either side is no evidence: 1.0.
     """
@@ -79,10 +73,6 @@ def pass_drop_p(
     _check_counts(passes_after, trials_after, "after")
     if trials_before == 0 or trials_after == 0:
         return 1.0
-    if method == "boschloo":
-        return _boschloo_drop_p(passes_before, trials_before, passes_after, trials_after)
-    if method != "fisher":
-        raise ValueError(f"unknown method {method!r}: use 'fisher' or 'boschloo'")
     total = trials_before + trials_after
     passes = passes_before + passes_after
     fails = total - passes
@@ -93,16 +83,6 @@ def pass_drop_p(
         for x in range(low, passes_after + 1)
     )
     return min(1.0, tail / math.comb(total, trials_after))  # int / int rounds once, correctly
-
-
-def _boschloo_drop_p(pb: int, nb: int, pa: int, na: int) -> float:
-    if pa + pb in (0, na + nb):  # every trial passed, or none: no information, scipy gives nan
-        return 1.0
-    from scipy.stats import boschloo_exact
-
-    # Columns are the two binomial samples; "less": the first column's (after's) rate is lower.
-    result = boschloo_exact([[pa, pb], [na - pa, nb - pb]], alternative="less")
-    return min(1.0, float(result.pvalue))
 
 
 # --- one golden, scores -----------------------------------------------------------------------
@@ -188,13 +168,9 @@ def paired_drop_p(
     differences are the same under every flip and drop out. When every difference is -1, 0 or
     +1 (one trial per golden) this is exactly the one-sided sign test, Binomial(n, 1/2).
 
-    Computed exactly, in this order of preference:
-
-    - when every difference is a multiple of a common 1/L (pass fractions k/n: L is the lcm of
-      the denominators), by dynamic programming over the integer sums, while
-      n x (sum of |d| x L + 1) <= 2,000,000;
-    - else by enumerating all 2**n flips (meet in the middle) for n <= 24 non-zero differences;
-    - else ``resamples`` random flips from ``random.Random(seed)``, p = (b + 1) / (m + 1).
+    Exact by dynamic programming over integer sums when every difference is a multiple of a
+    common 1/L (pass fractions k/n), else by enumerating all 2**n flips up to
+    :data:`ENUMERATE_MAX`; beyond that ``resamples`` random flips, p = (b + 1) / (m + 1).
 
     No non-zero difference is no evidence: 1.0.
     """

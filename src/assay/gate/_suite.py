@@ -40,7 +40,7 @@ class StaticScoring:
 
 
 class Prescored:
-    """Results the workers computed, for :class:`assay.gate._run._Scoring` to use as they are.
+    """Results the workers computed, for :class:`assay.gate._score.Scorer` to use as they are.
 
     They apply to one run: the config they were computed for, with the outputs
     :meth:`outputs_for` read (in the shape the selected golden ids give the file).
