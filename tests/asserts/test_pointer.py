@@ -178,12 +178,6 @@ def test_missing_is_falsy_and_reprs_as_missing() -> None:
     assert repr(MISSING) == "MISSING"
 
 
-def test_resolve_accepts_token_tuples() -> None:
-    assert resolve(RFC_DOC, ("a/b",)) == 1
-    assert resolve(RFC_DOC, ("foo", "1")) == "baz"
-    assert resolve(RFC_DOC, ()) is RFC_DOC
-
-
 @pytest.mark.parametrize(
     ("token", "escaped"),
     [

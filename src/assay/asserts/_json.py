@@ -6,12 +6,11 @@ output (and whatever the negation).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from assay.asserts._context import CheckContext, OutputView, json_equal, strict_json_loads
+from assay.asserts._context import STRICT_DECODER, CheckContext, OutputView, json_equal
 from assay.asserts._pointer import MISSING, PointerSyntaxError, parse_pointer, resolve
 from assay.asserts._result import ArgumentProblem, Outcome
 from assay.asserts._schema import compile_schema, validator_issues
@@ -31,7 +30,7 @@ def _parse_schema_text(text: str) -> Any:
     """A schema written as JSON text or, as promptfoo allows, YAML text. Cached: the same
     schema text is read for every output of a suite (the result is only ever read)."""
     try:
-        return strict_json_loads(text)  # JSON first: YAML 1.1 would read 1e3 as a string
+        return STRICT_DECODER.decode(text)  # JSON first: YAML 1.1 would read 1e3 as a string
     except (ValueError, RecursionError):
         pass
     from assay._yaml import yaml_load  # only a schema written as YAML needs the YAML loader
@@ -66,7 +65,6 @@ def op_is_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> 
 
 def _embedded_json(text: str) -> Iterator[Any]:
     """Every JSON object or array embedded in ``text``, left to right (bounded work)."""
-    decoder = _EMBEDDED_DECODER
     starts = 0
     i = 0
     while starts < _MAX_JSON_STARTS:
@@ -77,20 +75,12 @@ def _embedded_json(text: str) -> Iterator[Any]:
         i = min(positions)
         starts += 1
         try:
-            found, end = decoder.raw_decode(text, i)
+            found, end = STRICT_DECODER.raw_decode(text, i)
         except (ValueError, RecursionError):
             i += 1
             continue
         yield found
         i = end
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-# One decoder for every output (building one per call cost time on large suites).
-_EMBEDDED_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:

@@ -101,15 +101,14 @@ def _is_index(token: str) -> bool:
     return token.isascii() and token.isdigit() and (token == "0" or token[0] != "0")
 
 
-def resolve(document: Any, pointer: str | tuple[str, ...]) -> Any:
+def resolve(document: Any, pointer: str) -> Any:
     """Return the value at ``pointer`` in ``document``, or :data:`MISSING`.
 
     Raises:
         PointerSyntaxError: when ``pointer`` is a malformed string.
     """
-    tokens = parse_pointer(pointer) if isinstance(pointer, str) else pointer
     value = document
-    for token in tokens:
+    for token in parse_pointer(pointer):
         if isinstance(value, dict):
             if token not in value:
                 return MISSING

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.asserts._context import CheckContext, OutputView
-from assay.asserts._result import ArgumentProblem, Outcome
+from assay.asserts._result import ArgumentProblem, Outcome, clip
 from assay.validate import is_number
 
 DEFAULT_TIMEOUT_S: Final = 10.0
@@ -238,10 +238,8 @@ def _outcome(reference: str, verdict: Any, threshold: float | None) -> Outcome:
 
 
 def _bad_result(reference: str, verdict: Any) -> ArgumentProblem:
-    shown = repr(verdict)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
     return ArgumentProblem(
-        f"{reference} returned {shown}, not a bool, a number or a mapping {{pass, score?, "
-        "reason?}",
+        f"{reference} returned {clip(repr(verdict))}, not a bool, a number or a mapping "
+        "{pass, score?, reason?}",
         {"reason": "python_bad_result", "function": reference},
     )

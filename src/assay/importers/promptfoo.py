@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -130,7 +131,6 @@ _MODEL_GRADED: Final = frozenset(
 )
 # promptfoo's asserts on the call itself, which assay has under the same names.
 _PERF_OPS: Final = frozenset({"cost", "latency"})
-_ASSAY_OP: Final = {"llm-rubric": "judge", "cost": "cost", "latency": "latency"}
 _CODE: Final = frozenset({"javascript", "python", "webhook", "ruby"})
 # The keys of an assert that every type understands (promptfoo's Assertion).
 _COMMON_KEYS: Final = frozenset({"type", "value", "weight", "metric", "threshold"})
@@ -179,8 +179,7 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
-def _load_yaml(path: Path, source: str, text: str | None = None) -> Any:
-    text = read_text(path, PromptfooConfigError) if text is None else text
+def _load_yaml(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -202,19 +201,31 @@ def _resolve(base: Path, ref: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
+@dataclass(frozen=True)
+class _Test:
+    """The golden an assert is converted for: the vars its values render with, its number and
+    title (None for the config as a whole)."""
+
+    vars: Mapping[str, Any]
+    number: int | None = None
+    title: str | None = None
+
+
 class _Converter:
     """One conversion's state: the config's folder, the skipped list, the assert templates."""
 
     def __init__(self, config_path: Path):
-        self.path = config_path
         self.base = config_path.parent
         self.source = str(config_path)
         self.skipped: list[Skipped] = []
         self.templates: Mapping[str, Any] = {}
         self.in_set = 0  # how deep inside assert-sets the assert being converted is
 
-    def skip(self, test: int | None, what: str, why: str, title: str | None = None) -> None:
-        self.skipped.append(Skipped(test, what, why, title))
+    def skip(self, at: _Test | None, what: str, why: str) -> None:
+        if at is None:
+            self.skipped.append(Skipped(None, what, why))
+        else:
+            self.skipped.append(Skipped(at.number, what, why, at.title))
 
     def fail(self, message: str, field: str | None = None) -> PromptfooConfigError:
         return PromptfooConfigError(message, source=self.source, field=field)
@@ -249,8 +260,8 @@ class _Converter:
             ref = _file_ref(text)
             bodies = [{"prompt": text}] if ref is None else self._prompt_file(ref, where)
             for n, body in enumerate(bodies):
-                at = where if len(bodies) == 1 else f"{where} (prompt {n + 1} of its file)"
-                out.append(self._checked(body, at))
+                label = where if len(bodies) == 1 else f"{where} (prompt {n + 1} of its file)"
+                out.append(self._checked(body, label))
         return out
 
     def _checked(self, body: dict[str, Any] | None, where: str) -> dict[str, Any] | None:
@@ -269,6 +280,7 @@ class _Converter:
     def _prompt_file(self, ref: str, where: str) -> list[dict[str, Any] | None]:
         path = _resolve(self.base, ref)
         suffix = path.suffix.lower()
+        named = f"{where} (file://{ref})"
         if suffix in (".json", ".yaml", ".yml"):
             text = self.read(path, where)
             try:
@@ -276,21 +288,18 @@ class _Converter:
             except (ValueError, yaml.YAMLError):
                 # promptfoo renders such a file as a Nunjucks template *before* parsing it (a loop
                 # over _conversation); assay parses a chat file first, then renders each content.
-                self.skip(
-                    None,
-                    f"{where} (file://{ref})",
-                    "a chat prompt that is a template before it is JSON is not converted",
-                )
+                why = "a chat prompt that is a template before it is JSON is not converted"
+                self.skip(None, named, why)
                 return [None]
             if not _is_chat(chat):
-                self.skip(None, f"{where} (file://{ref})", "not a list of {role, content}")
+                self.skip(None, named, "not a list of {role, content}")
                 return [None]
             return [{"messages": [{"role": m["role"], "content": m["content"]} for m in chat]}]
         if suffix in ("", ".txt", ".md", ".j2", ".prompt"):
             text = self.read(path, where)
             parts = [part.strip() for part in _PROMPT_SEPARATOR.split(text)]
             return [{"prompt": part} for part in parts if part]
-        self.skip(None, f"{where} (file://{ref})", f"{suffix} prompt files are not converted")
+        self.skip(None, named, f"{suffix} prompt files are not converted")
         return [None]
 
     # -- providers ------------------------------------------------------------------------
@@ -389,7 +398,7 @@ class _Converter:
                 rows.append(row)
             return rows
         if suffix in (".yaml", ".yml", ".json"):
-            data = _load_yaml(path, source, self.read(path, where))
+            data = _load_yaml(self.read(path, where), source)
             data = [data] if isinstance(data, dict) else data
             if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
                 raise PromptfooConfigError("must be a list of tests", source=source)
@@ -416,76 +425,67 @@ class _Converter:
         path = _resolve(self.base, ref)
         if path.suffix.lower() in (".js", ".cjs", ".mjs", ".ts", ".py", ".rb"):
             # A script var runs code at render time: its value is not known here.
-            self.skip(test, where, "a var computed by a script is not converted")
+            self.skipped.append(Skipped(test, where, "a var computed by a script is not converted"))
             return value
         return self.read(path, where)
 
-    def asserts(
-        self, raw: Any, vars_: Mapping[str, Any], test: int | None, title: str | None, where: str
-    ) -> list[Any]:
+    def asserts(self, raw: Any, at: _Test, where: str) -> list[Any]:
         if raw is None:
             return []
         if not isinstance(raw, list):
             raise self.fail("must be a list", f"{where}.assert")
         out: list[Any] = []
         for i, entry in enumerate(raw):
-            converted = self._assert(entry, vars_, test, title, f"{where}.assert[{i}]")
+            converted = self._assert(entry, at, f"{where}.assert[{i}]")
             if converted is not None:
                 out.append(converted)
         return out
 
-    def _assert(
-        self, entry: Any, vars_: Mapping[str, Any], test: int | None, title: str | None, where: str
-    ) -> dict[str, Any] | None:
+    def _assert(self, entry: Any, at: _Test, where: str) -> dict[str, Any] | None:
         if isinstance(entry, dict) and set(entry) == {"$ref"}:
             entry = self._ref(entry["$ref"], where)
         if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
             raise self.fail("an assert must be a mapping with a 'type'", where)
         kind: str = entry["type"]
         if kind == "assert-set":
-            return self._assert_set(entry, vars_, test, title, where)
+            return self._assert_set(entry, at, where)
         negated = kind.startswith("not-")
         base = kind[4:] if negated else kind
-        if base == "llm-rubric" or base in _PERF_OPS:
-            return self._graded_or_perf(entry, base, negated, vars_, test, title)
-        if base in _MODEL_GRADED:
-            self.skip(test, kind, "model-graded asserts are not converted", title)
+        if base in _MODEL_GRADED and base != "llm-rubric":
+            self.skip(at, kind, "model-graded asserts are not converted")
             return None
         if base in _CODE:
-            self.skip(test, kind, "code asserts are not converted", title)
+            self.skip(at, kind, "code asserts are not converted")
             return None
-        if self._left_out(entry, kind, test, title):
+        if self._left_out(entry, kind, at):
             return None
-        value = entry.get("value")
-        ref = _file_ref(value)
-        if ref is not None:
-            value = self._value_file(ref, f"{where}.value")
-        if value is not None:
-            try:
-                value = _render(value, vars_)
-            except _TemplateProblem as exc:
-                self.skip(test, kind, f"its templated value does not render: {exc}", title)
-                return None
-        converted = self._op(base, value, entry, test, title)
+        try:
+            if base == "llm-rubric" or base in _PERF_OPS:
+                converted = self._graded_or_perf(entry, base, negated, at)
+            else:
+                value = entry.get("value")
+                ref = _file_ref(value)
+                if ref is not None:
+                    value = self._value_file(ref, f"{where}.value")
+                converted = self._op(base, _render(value, at.vars), entry, at)
+        except _TemplateProblem as exc:
+            self.skip(at, kind, f"its templated value does not render: {exc}")
+            return None
         if converted is None:
             return None
         if negated:
             converted["op"] = "not-" + converted["op"]
-        if "weight" in entry:
-            converted["weight"] = entry["weight"]
-        if "metric" in entry:
-            converted["name"] = entry["metric"]
-        return converted
+        return _named(entry, converted)
 
     def _op(
-        self, base: str, value: Any, entry: Mapping[str, Any], test: int | None, title: str | None
+        self, base: str, value: Any, entry: Mapping[str, Any], at: _Test
     ) -> dict[str, Any] | None:
         kind = entry["type"]
         if base in ("icontains-any", "icontains-all"):
             # assay has no case-blind list op; a case-blind regex decides the same way.
             items = _items(value)
             if not items:
-                self.skip(test, kind, "its value is not a list of text", title)
+                self.skip(at, kind, "its value is not a list of text")
                 return None
             escaped = [re.escape(str(item)) for item in items]
             if base == "icontains-any":
@@ -494,15 +494,13 @@ class _Converter:
                 pattern = "^" + "".join(f"(?=.*?{item})" for item in escaped)
             return {"op": "regex", "value": pattern, "flags": "is"}
         if base not in _SHARED_OPS:
-            self.skip(test, kind, "assay has no equivalent assert", title)
+            self.skip(at, kind, "assay has no equivalent assert")
             return None
         if "threshold" in entry and "threshold" not in _SHARED_OPS[base]:
-            self.skip(test, f"{kind} (threshold)", f"{base} takes no threshold in assay", title)
+            self.skip(at, f"{kind} (threshold)", f"{base} takes no threshold in assay")
             return None
         if base == "is-sql" and value is not None:
-            self.skip(
-                test, kind, "is-sql options (databaseType, allowed tables) are not converted", title
-            )
+            self.skip(at, kind, "is-sql options (databaseType, allowed tables) are not converted")
             return None
         if base == "is-json" and value is not None:
             # promptfoo's is-json with a schema is "is JSON and validates": assay's json-schema.
@@ -517,80 +515,61 @@ class _Converter:
                 value = json.dumps(value)
             converted["value"] = value
         elif base not in ("is-json", "contains-json", "is-sql"):
-            self.skip(test, kind, "it has no value", title)
+            self.skip(at, kind, "it has no value")
             return None
         if base == "levenshtein" and "threshold" in entry:
             converted["threshold"] = entry["threshold"]
         return converted
 
-    def _left_out(
-        self, entry: Mapping[str, Any], kind: str, test: int | None, title: str | None
-    ) -> bool:
+    def _left_out(self, entry: Mapping[str, Any], kind: str, at: _Test) -> bool:
         """Whether the assert has a key assay cannot convert (a transform, its own provider...)
         or does not know; such an assert is listed as skipped."""
         for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
             if key in entry:
-                self.skip(test, f"{kind} ({key})", "not converted: the assert is left out", title)
+                self.skip(at, f"{kind} ({key})", "not converted: the assert is left out")
                 return True
         extra = sorted(set(entry) - _COMMON_KEYS)
         if extra:
-            self.skip(test, kind, f"unknown assert keys {', '.join(extra)}: left out", title)
+            self.skip(at, kind, f"unknown assert keys {', '.join(extra)}: left out")
             return True
         return False
 
     def _graded_or_perf(
-        self,
-        entry: Mapping[str, Any],
-        base: str,
-        negated: bool,
-        vars_: Mapping[str, Any],
-        test: int | None,
-        title: str | None,
+        self, entry: Mapping[str, Any], base: str, negated: bool, at: _Test
     ) -> dict[str, Any] | None:
         """``llm-rubric`` as assay's ``judge`` (the rubric and its threshold), ``cost`` and
         ``latency`` as assay's ops of those names (a threshold in USD, in milliseconds)."""
         kind = entry["type"]
-        if self._left_out(entry, kind, test, title):
-            return None
         if negated:
-            self.skip(test, kind, f"assay's {_ASSAY_OP[base]} cannot be negated", title)
+            assay_op = "judge" if base == "llm-rubric" else base
+            self.skip(at, kind, f"assay's {assay_op} cannot be negated")
             return None
         threshold = entry.get("threshold")
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, (int, float))
         ):
-            self.skip(test, kind, "its threshold is not a number", title)
+            self.skip(at, kind, "its threshold is not a number")
             return None
-        converted: dict[str, Any]
-        if base == "llm-rubric":
-            if self.in_set:
-                self.skip(test, kind, "assay's judge asserts cannot be inside an assert-set", title)
-                return None
-            rubric = entry.get("value")
-            if isinstance(rubric, str):
-                try:
-                    rubric = _render(rubric, vars_)
-                except _TemplateProblem as exc:
-                    self.skip(test, kind, f"its templated value does not render: {exc}", title)
-                    return None
-            if not isinstance(rubric, str) or not rubric.strip():
-                self.skip(test, kind, "its rubric (value) is not text", title)
-                return None
-            converted = {"op": "judge", "rubric": rubric}
-            if threshold is not None:
-                converted["threshold"] = threshold
-        else:
+        if base != "llm-rubric":
             if threshold is None:
-                self.skip(test, kind, "it has no threshold", title)
+                self.skip(at, kind, "it has no threshold")
                 return None
             if "value" in entry:
-                self.skip(test, kind, f"{base} takes no value in assay", title)
+                self.skip(at, kind, f"{base} takes no value in assay")
                 return None
-            converted = {"op": base, "threshold": threshold}
-        if "weight" in entry:
-            converted["weight"] = entry["weight"]
-        if "metric" in entry:
-            converted["name"] = entry["metric"]
+            return {"op": base, "threshold": threshold}
+        if self.in_set:
+            self.skip(at, kind, "assay's judge asserts cannot be inside an assert-set")
+            return None
+        rubric = entry.get("value")
+        if isinstance(rubric, str):
+            rubric = _render(rubric, at.vars)
+        if not isinstance(rubric, str) or not rubric.strip():
+            self.skip(at, kind, "its rubric (value) is not text")
+            return None
+        converted: dict[str, Any] = {"op": "judge", "rubric": rubric}
+        if threshold is not None:
+            converted["threshold"] = threshold
         return converted
 
     def _value_file(self, ref: str, where: str) -> Any:
@@ -605,20 +584,13 @@ class _Converter:
             except ValueError as exc:
                 raise self.fail(f"file://{ref}: not JSON ({exc})", where) from None
         if suffix in (".yaml", ".yml"):
-            return _load_yaml(path, str(path), text)
+            return _load_yaml(text, str(path))
         return text
 
-    def _assert_set(
-        self,
-        entry: Mapping[str, Any],
-        vars_: Mapping[str, Any],
-        test: int | None,
-        title: str | None,
-        where: str,
-    ) -> dict[str, Any] | None:
+    def _assert_set(self, entry: Mapping[str, Any], at: _Test, where: str) -> dict[str, Any] | None:
         extra = sorted(set(entry) - {"type", "assert", "threshold", "weight", "metric"})
         if extra:
-            self.skip(test, "assert-set", f"unknown keys {', '.join(extra)}: left out", title)
+            self.skip(at, "assert-set", f"unknown keys {', '.join(extra)}: left out")
             return None
         children_raw = entry.get("assert")
         if not isinstance(children_raw, list) or not children_raw:
@@ -626,25 +598,17 @@ class _Converter:
         before = len(self.skipped)
         self.in_set += 1
         try:
-            children = self.asserts(children_raw, vars_, test, title, where)
+            children = self.asserts(children_raw, at, where)
         finally:
             self.in_set -= 1
         if len(self.skipped) != before:
             # A set scores its children together: without one of them its score would change.
-            self.skip(
-                test,
-                "assert-set",
-                "one of its asserts is not converted: the set is left out",
-                title,
-            )
+            self.skip(at, "assert-set", "one of its asserts is not converted: the set is left out")
             return None
         converted: dict[str, Any] = {"op": "assert-set", "asserts": children}
-        for key in ("threshold", "weight"):
-            if key in entry:
-                converted[key] = entry[key]
-        if "metric" in entry:
-            converted["name"] = entry["metric"]
-        return converted
+        if "threshold" in entry:
+            converted["threshold"] = entry["threshold"]
+        return _named(entry, converted)
 
     def _ref(self, ref: Any, where: str) -> Any:
         prefix = "#/assertionTemplates/"
@@ -654,6 +618,15 @@ class _Converter:
         if name not in self.templates:
             raise self.fail(f"no assertion template named {name!r}", where)
         return self.templates[name]
+
+
+def _named(entry: Mapping[str, Any], converted: dict[str, Any]) -> dict[str, Any]:
+    """``converted`` with the assert's weight and its metric (assay's ``name``)."""
+    if "weight" in entry:
+        converted["weight"] = entry["weight"]
+    if "metric" in entry:
+        converted["name"] = entry["metric"]
+    return converted
 
 
 def _is_chat(value: Any) -> bool:
@@ -684,9 +657,6 @@ class _TemplateProblem(Exception):
     """An assert value whose template does not render with the test's vars."""
 
 
-_sandbox: Any = None
-
-
 def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
     """``value`` with every string holding ``{{`` / ``{%`` rendered from ``vars_`` (promptfoo
     renders assert values with the test's vars), in Jinja2's immutable sandbox: an assert value
@@ -695,7 +665,7 @@ def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
         return [_render(item, vars_) for item in value]
     if isinstance(value, dict):
         return {key: _render(item, vars_) for key, item in value.items()}
-    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+    if not _templated(value):
         return value
     import jinja2
 
@@ -705,15 +675,13 @@ def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
         raise _TemplateProblem(str(exc)) from None
 
 
+@cache
 def _sandbox_env() -> Any:
-    global _sandbox
-    if _sandbox is None:
-        import jinja2
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-        # StrictUndefined: a var the test does not have must not render as an empty string.
-        _sandbox = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
-    return _sandbox
+    # StrictUndefined: a var the test does not have must not render as an empty string.
+    return ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
 
 
 def _compile_problem(text: str) -> str | None:
@@ -721,7 +689,6 @@ def _compile_problem(text: str) -> str | None:
     import jinja2
 
     try:
-        _sandbox_env().parse(text)
         _sandbox_env().from_string(text)
     except jinja2.TemplateSyntaxError as exc:
         return f"line {exc.lineno}: {exc.message or exc}"
@@ -788,9 +755,7 @@ def _expand(vars_: Mapping[str, Any]) -> list[dict[str, Any]]:
     key outermost); a list of anything else stays one value."""
     combinations: list[dict[str, Any]] = [{}]
     for key, value in vars_.items():
-        values = (
-            value if isinstance(value, list) and value and isinstance(value[0], str) else [value]
-        )
+        values = value if _expands(value) else [value]
         combinations = [{**combo, key: item} for combo in combinations for item in values]
     return combinations
 
@@ -800,7 +765,7 @@ def _slug(text: str) -> str:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
-    data = _load_yaml(path, str(path))
+    data = _load_yaml(read_text(path, PromptfooConfigError), str(path))
     if not isinstance(data, dict):
         raise PromptfooConfigError(
             "not a promptfoo config: the document is not a mapping", source=str(path)
@@ -886,7 +851,7 @@ def _default_test(conv: _Converter, raw: Any) -> dict[str, Any]:
     ref = _file_ref(raw)
     if ref is not None:
         path = _resolve(conv.base, ref)
-        raw = _load_yaml(path, str(path), conv.read(path, "defaultTest"))
+        raw = _load_yaml(conv.read(path, "defaultTest"), str(path))
     if not isinstance(raw, dict):
         raise conv.fail("must be a mapping or file://PATH", "defaultTest")
     return raw
@@ -907,7 +872,8 @@ def _defaults(
         scalars = {k: v for k, v in vars_.items() if not _expands(v)}
         if scalars:
             out["vars"] = scalars
-    asserts = conv.asserts(default_test.get("assert"), vars_, None, "defaultTest", "defaultTest")
+    at = _Test(vars_, title="defaultTest")
+    asserts = conv.asserts(default_test.get("assert"), at, "defaultTest")
     if asserts:
         out["asserts"] = asserts
     if "threshold" in default_test:
@@ -958,15 +924,15 @@ def _goldens(
     # only what is its own or differs from the defaults (assay merges the defaults back in).
     merged = {**defaults_vars, **own}
     for combo in _expand(merged):
-        number = count + 1
         count += 1
+        at = _Test(combo, count, title)
         golden: dict[str, Any] = {"id": ""}
         if title:
             golden["title"] = title
         vars_ = {k: v for k, v in combo.items() if k in own or defaults_vars.get(k) != v}
         for name in _RESERVED[1:]:
             if name in vars_:
-                conv.skip(number, f"var {name!r}", "assay reserves this name for the golden", title)
+                conv.skip(at, f"var {name!r}", "assay reserves this name for the golden")
                 del vars_[name]
         if "input" in vars_:
             # A promptfoo var named input: the golden's input is it, so {{ input }} is the var.
@@ -975,29 +941,25 @@ def _goldens(
             golden["input"] = dict(vars_)
         if vars_:
             golden["vars"] = vars_
-        asserts = conv.asserts(default_asserts, combo, number, title, "defaultTest")
-        asserts += conv.asserts(test.get("assert"), combo, number, title, where)
+        asserts = conv.asserts(default_asserts, at, "defaultTest")
+        asserts += conv.asserts(test.get("assert"), at, where)
         if asserts:
             golden["asserts"] = asserts
         if "threshold" in test:
             golden["threshold"] = test["threshold"]
         for key in sorted(set(test) - _TEST_KEYS, key=str):
             why = did_you_mean("this test key is not converted", key, _TEST_KEYS, cutoff=0.8)
-            conv.skip(number, str(key), why, title)
+            conv.skip(at, str(key), why)
         options = test.get("options") or {}
         for option in sorted(options, key=str) if isinstance(options, dict) else []:
-            conv.skip(number, f"options.{option}", _option_why(str(option)), title)
+            conv.skip(at, f"options.{option}", _option_why(str(option)))
         metadata = {
             **(default_meta if isinstance(default_meta, dict) else {}),
             **(test.get("metadata") or {}),
         }
         if "conversationId" in metadata:
-            conv.skip(
-                number,
-                "metadata.conversationId",
-                "conversation threads (_conversation) are not converted",
-                title,
-            )
+            why = "conversation threads (_conversation) are not converted"
+            conv.skip(at, "metadata.conversationId", why)
             metadata.pop("conversationId")
         if metadata:
             golden["metadata"] = metadata
