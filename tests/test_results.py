@@ -144,7 +144,6 @@ def test_summarize_keeps_the_results_in_order() -> None:
     assert isinstance(s, CandidateSummary)
     assert s.results == tuple(rs)
     assert (s.candidate, s.total, s.pass_rate, s.mean_score) == ("A", 3, pytest.approx(1 / 3), 0.5)
-    assert s.decided == 3
     assert s.to_dict() == {
         "candidate": "A",
         "total": 3,

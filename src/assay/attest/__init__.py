@@ -5,25 +5,22 @@ The record never holds ground-truth text: only keyed HMAC digests of normalised 
 
 from assay.attest._canonical import canonical_json
 from assay.attest._journal import GENESIS, KINDS, Journal, JournalCheck, event_hash
-from assay.attest._key import default_key_path, key_id, keygen, load_key, resolve_key_path
+from assay.attest._key import key_id, keygen, load_key, resolve_key_path
 from assay.attest._ledger import parse_id, store
-from assay.attest._scan import DEFAULT_K, MIN_SHORT_CHARS, inside, words_of
+from assay.attest._scan import inside, words_of
 from assay.attest._seal import Sealed, build_record, seal
 from assay.attest._truth import given_texts, ground_truth
 from assay.attest._verify import Verification, verify
 
 __all__ = [
-    "DEFAULT_K",
     "GENESIS",
     "KINDS",
-    "MIN_SHORT_CHARS",
     "Journal",
     "JournalCheck",
     "Sealed",
     "Verification",
     "build_record",
     "canonical_json",
-    "default_key_path",
     "event_hash",
     "given_texts",
     "ground_truth",

@@ -19,16 +19,14 @@ from assay.io import atomic_create_text, read_text
 KEY_BYTES = 32
 
 
-def default_key_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "assay" / "attest.key"
-
-
 def resolve_key_path(key_file: Path | None) -> Path:
     if key_file is not None:
         return key_file
     env = os.environ.get("ASSAY_KEY_FILE")
-    return Path(env) if env else default_key_path()
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "assay" / "attest.key"
 
 
 def key_id(key: bytes) -> str:

@@ -159,26 +159,20 @@ def _scan(
     return lines, len(lines), None
 
 
-def _damage(path: Path, link: str, seal: Callable[[bytes], str]) -> _Damage | None:
-    """The first damaged line of the chain in ``path``, or None when it is whole (a missing
-    file is an empty chain).
-
-    Raises:
-        AssayError: the file cannot be read (naming it).
-    """
-    if not os.path.lexists(path):
-        return None
-    return _scan(read_bytes(path, AssayError), link, seal)[2]
-
-
 def _refuse_damaged(path: Path, link: str, seal: Callable[[bytes], str], what: str) -> None:
     """One line naming the damaged line of ``path`` and how to repair it.
 
     The lines before the damage are intact: keeping only them repairs the chain (attestations
     whose entries are dropped then fail ``verify``). Nothing is repaired here: damage may be
-    tampering, which a person should see before it is cut away.
+    tampering, which a person should see before it is cut away. A missing file is an empty
+    chain.
+
+    Raises:
+        AssayError: the file cannot be read, or it is damaged (naming the line).
     """
-    found = _damage(path, link, seal)
+    if not os.path.lexists(path):
+        return
+    found = _scan(read_bytes(path, AssayError), link, seal)[2]
     if found is None:
         return
     line, problem = found

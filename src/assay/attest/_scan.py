@@ -73,11 +73,10 @@ class Truth:
         }
 
 
-def build_truth(
-    key: bytes, texts: Iterable[str], k: int = DEFAULT_K, given: Iterable[str] = ()
-) -> Truth:
+def build_truth(key: bytes, texts: Iterable[str], given: Iterable[str] = ()) -> Truth:
     """The ground truth's shingles and short texts, less those found in the ``given`` texts
     (what the agent is handed to read is no secret)."""
+    k = DEFAULT_K
     shingles: dict[str, str] = {}
     short: dict[str, str] = {}
     sources = 0
@@ -93,12 +92,11 @@ def build_truth(
             plain = " ".join(words)
             if len(plain) >= MIN_SHORT_CHARS and plain not in short:
                 short[plain] = digest(key, plain)
-    sizes = {len(p.split(" ")) for p in short}
+    tables = [(k, shingles), *((size, short) for size in {len(p.split(" ")) for p in short})]
     for text in given:
         words = words_of(text)
-        for size in {k, *sizes}:
-            table = shingles if size == k else short
-            if size == k and not shingles:
+        for size, table in tables:
+            if not table:  # nothing left to subtract at this size
                 continue
             for i in range(len(words) - size + 1):
                 table.pop(" ".join(words[i : i + size]), None)
@@ -123,15 +121,12 @@ def _windows(words: Sequence[str], size: int, first: frozenset[str] | set[str]) 
 def match_plain(truth: Truth, text: str) -> set[str]:
     """Digests of the ground truth found in ``text`` (plaintext matching, at seal time)."""
     words = words_of(text)
+    tables = [(truth.k, truth.shingles, truth.shingle_firsts)]
+    tables += [(size, truth.short, truth.short_firsts) for size in truth.short_lengths]
     found: set[str] = set()
-    if truth.shingles and len(words) >= truth.k:
-        for window in _windows(words, truth.k, truth.shingle_firsts):
-            hit = truth.shingles.get(window)
-            if hit is not None:
-                found.add(hit)
-    for size in truth.short_lengths:
-        for window in _windows(words, size, truth.short_firsts):
-            hit = truth.short.get(window)
+    for size, table, firsts in tables:
+        for window in _windows(words, size, firsts):
+            hit = table.get(window)
             if hit is not None:
                 found.add(hit)
     return found
@@ -140,17 +135,14 @@ def match_plain(truth: Truth, text: str) -> set[str]:
 def match_digests(key: bytes, commitment: Mapping[str, Any], text: str) -> set[str]:
     """Digests of the commitment found in ``text`` (digest matching, at verify time)."""
     words = words_of(text)
-    k = int(commitment["k"])
     shingles, short = set(commitment["shingles"]), set(commitment["short"])
+    sizes = [(int(commitment["k"]), shingles)]
+    sizes += [(size, short) for size in commitment.get("short_lengths", [])]
     found: set[str] = set()
-    for i in range(len(words) - k + 1):
-        d = digest(key, " ".join(words[i : i + k]))
-        if d in shingles:
-            found.add(d)
-    for size in commitment.get("short_lengths", []):
+    for size, committed in sizes:
         for i in range(len(words) - size + 1):
             d = digest(key, " ".join(words[i : i + size]))
-            if d in short:
+            if d in committed:
                 found.add(d)
     return found
 
@@ -164,32 +156,33 @@ def inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def path_flags(
-    path: str,
-    worktree: str,
-    goldens: str | None,
-    *,
-    follow: bool,
-    allow: Iterable[str] = (),
-) -> list[str]:
-    """Boundary classes of one path (resolved relative to the worktree).
+def path_flags(event: Mapping[str, Any], scope: Mapping[str, Any]) -> list[str]:
+    """Boundary classes of an event's path (none without one), resolved relative to the
+    worktree, symlinks followed.
 
     Inside the goldens folder is ``ground_truth_path`` whatever else holds; else outside the
-    worktree and outside every ``allow`` path (the system, the toolchain) is ``out_of_scope_path``.
+    worktree and outside every ``allow_paths`` entry (the system, the toolchain) is
+    ``out_of_scope_path``.
     """
-    joined = os.path.join(worktree, path)
-    resolved = os.path.realpath(joined) if follow else os.path.normpath(joined)
-    flags = []
+    path = event.get("path")
+    if not isinstance(path, str):
+        return []
+    worktree, goldens = scope["worktree"], scope["goldens"]
+    resolved = os.path.realpath(os.path.join(worktree, path))
     if goldens is not None and inside(resolved, goldens):
-        flags.append(GROUND_TRUTH_PATH)
-    elif not inside(resolved, worktree) and not any(inside(resolved, a) for a in allow):
-        flags.append(OUT_OF_SCOPE_PATH)
-    return flags
+        return [GROUND_TRUTH_PATH]
+    if inside(resolved, worktree) or any(inside(resolved, a) for a in scope.get("allow_paths", [])):
+        return []
+    return [OUT_OF_SCOPE_PATH]
 
 
-def endpoint_flags(endpoint: str, allowed: Iterable[str]) -> list[str]:
-    normal = endpoint.strip().lower()
-    return [] if normal in {a.strip().lower() for a in allowed} else [OUT_OF_SCOPE_ENDPOINT]
+def endpoint_flags(event: Mapping[str, Any], scope: Mapping[str, Any]) -> list[str]:
+    """``out_of_scope_endpoint`` for an event's endpoint not in ``allow_endpoints``."""
+    endpoint = event.get("endpoint")
+    if not isinstance(endpoint, str):
+        return []
+    allowed = {a.strip().lower() for a in scope["allow_endpoints"]}
+    return [] if endpoint.strip().lower() in allowed else [OUT_OF_SCOPE_ENDPOINT]
 
 
 def matches_of(

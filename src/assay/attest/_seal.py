@@ -16,7 +16,6 @@ from assay.attest._journal import GENESIS, JournalError, iter_events
 from assay.attest._key import key_id
 from assay.attest._ledger import store
 from assay.attest._scan import (
-    DEFAULT_K,
     Truth,
     build_truth,
     endpoint_flags,
@@ -102,17 +101,7 @@ def _scan_journal(
         digests: set[str] = set()
         for text in event_texts(event):
             digests |= match_plain(truth, text)
-        flags: list[str] = []
-        if isinstance(event.get("path"), str):
-            flags += path_flags(
-                event["path"],
-                scope["worktree"],
-                scope["goldens"],
-                follow=True,
-                allow=scope.get("allow_paths", []),
-            )
-        if isinstance(event.get("endpoint"), str):
-            flags += endpoint_flags(event["endpoint"], scope["allow_endpoints"])
+        flags = path_flags(event, scope) + endpoint_flags(event, scope)
         entry = {
             "index": event["index"],
             "kind": event["kind"],
@@ -140,7 +129,6 @@ def build_record(
     allow: Sequence[str],
     run_id: str,
     key: bytes,
-    k: int = DEFAULT_K,
     *,
     allow_paths: Sequence[str] = (),
     given: Sequence[str] = (),
@@ -158,7 +146,7 @@ def build_record(
             ``isolation``.
     """
     fence = isolation_field(isolation) if isolation is not None else None
-    truth = build_truth(key, ground_truth(task), k, given)
+    truth = build_truth(key, ground_truth(task), given)
     commitment = truth.commitment()
     allowed = sorted({os.path.realpath(a) for a in allow_paths})
     scope: dict[str, Any] = {

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.attest._canonical import parse_canonical
-from assay.attest._journal import JournalError, iter_events
+from assay.attest._journal import GENESIS, JournalError, iter_events
 from assay.attest._key import key_id
 from assay.attest._ledger import (
     LEGACY_STORE,
@@ -39,6 +39,7 @@ from assay.attest._ledger import (
     record_path,
 )
 from assay.attest._scan import (
+    PATH_CLASSES,
     endpoint_flags,
     event_texts,
     evidence_where,
@@ -91,9 +92,6 @@ def _fail(
     return Verification(False, reason, attestation_id, verdict, task, notes=notes)
 
 
-_PATH_CLASSES = frozenset({"out_of_scope_path", "ground_truth_path"})
-
-
 def _flags_consistent(
     recorded: set[str], resolved: set[str] | None, endpoint: set[str], has_path: bool
 ) -> bool:
@@ -104,8 +102,8 @@ def _flags_consistent(
     re-derived offline (a symlink alias may lead out of or back into the worktree), so they are
     taken from the signed record, as long as only path events carry them.
     """
-    path_recorded = recorded & _PATH_CLASSES
-    if recorded - _PATH_CLASSES != endpoint or (path_recorded and not has_path):
+    path_recorded = recorded & PATH_CLASSES
+    if recorded - PATH_CLASSES != endpoint or (path_recorded and not has_path):
         return False
     return resolved is None or path_recorded == resolved
 
@@ -119,24 +117,8 @@ def _event_matches(
     for text in event_texts(event):
         digests |= match_digests(key, commitment, text)
     has_path = isinstance(event.get("path"), str)
-    resolved: set[str] | None = None
-    if os.path.isdir(scope["worktree"]):
-        resolved = set()
-        if has_path:
-            resolved = set(
-                path_flags(
-                    event["path"],
-                    scope["worktree"],
-                    scope["goldens"],
-                    follow=True,
-                    allow=scope.get("allow_paths", []),
-                )
-            )
-    endpoint = (
-        endpoint_flags(event["endpoint"], scope["allow_endpoints"])
-        if isinstance(event.get("endpoint"), str)
-        else []
-    )
+    resolved = set(path_flags(event, scope)) if os.path.isdir(scope["worktree"]) else None
+    endpoint = endpoint_flags(event, scope)
     return (
         entry.get("hash") == event["hash"]
         and entry.get("kind") == event["kind"]
@@ -145,13 +127,11 @@ def _event_matches(
     )
 
 
-def _evidence_by_event(record: dict[str, Any]) -> dict[int, list[tuple[str, str]]] | None:
-    """The recorded evidence as event index -> [(class, where)] (None: the record has none)."""
-    evidence = record.get("evidence")
-    if evidence is None:
-        return None
+def _evidence_by_event(record: dict[str, Any]) -> dict[int, list[tuple[str, str]]]:
+    """The recorded evidence as event index -> [(class, where)] (a record sealed before
+    records held evidence has none)."""
     out: dict[int, list[tuple[str, str]]] = {}
-    for entry in evidence:
+    for entry in record.get("evidence") or []:
         out.setdefault(entry["event"], []).append((entry["class"], entry["where"]))
     return out
 
@@ -172,15 +152,14 @@ def _where_matches(
 def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
     embedded = record["activity"]
     by_event = _evidence_by_event(record)
-    head, count = "0" * 64, 0
+    head, count = GENESIS, 0
     try:
         for event in iter_events(journal):
             if count >= len(embedded):
                 return "journal: it holds more events than the attestation"
             if not _event_matches(embedded[count], event, record, key):
                 return f"journal: event {event['index']} does not match the embedded activity"
-            wanted = [] if by_event is None else by_event.get(event["index"], [])
-            if not _where_matches(event, wanted, record, key):
+            if not _where_matches(event, by_event.get(event["index"], []), record, key):
                 return f"journal: event {event['index']} does not match the evidence"
             head, count = event["hash"], count + 1
     except JournalError as exc:

@@ -1,7 +1,7 @@
 """Golden loading: markdown + YAML frontmatter, JSONL, YAML lists; tiers; packaged defaults."""
 
 from assay.goldens._consistency import Inconsistency, SelfTestReport, self_test
-from assay.goldens._defaults import DEFAULTS_FILES, read_defaults
+from assay.goldens._defaults import read_defaults
 from assay.goldens._loader import (
     TASK_FILE,
     discover_paths,
@@ -16,7 +16,6 @@ from assay.goldens._model import DEFAULT_THRESHOLD, Defaults, Golden, build_gold
 from assay.vocabulary import TIERS, Tier
 
 __all__ = [
-    "DEFAULTS_FILES",
     "DEFAULT_THRESHOLD",
     "TASK_FILE",
     "TIERS",

@@ -1,10 +1,9 @@
 """A fast path for the frontmatter most goldens have: flat ``key: scalar`` lines and lists of
 scalars, read exactly as PyYAML reads them.
 
-PyYAML's C loader spends most of its time in its pure-Python constructor: about 22 µs for a
-six-line frontmatter, two thirds of the cost of loading a markdown golden. This module reads
-the common subset line by line in a few microseconds and gives up on anything else
-(:data:`UNSUPPORTED`), so the caller hands that text to PyYAML as before.
+PyYAML's pure-Python constructor is most of the cost of loading a markdown golden. This module
+reads the common subset line by line and gives up on anything else (:data:`UNSUPPORTED`), which
+the caller hands to PyYAML.
 
 The subset, and why each value is PyYAML's own:
 

@@ -203,7 +203,7 @@ def check_var_mapping(value: Any, at: At, key: Key, owner: str) -> dict[str, Any
         if not isinstance(name, str):
             at.fail(f"a var name must be a string, not {name!r}: quote it", key)
         if name in RESERVED_VARS:
-            # The wording of the same check at prompt time (assay.models.prompt_context).
+            # The wording of the same check at prompt time (assay.models._live.prompt_context).
             at.sub(key).fail(
                 f"{owner} has a var named {name!r}, a name the golden itself gives a "
                 f"template ({', '.join(RESERVED_VARS)}): rename the var",

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from assay.models._cache import (
         DamagedCacheError,
         OutputCache,
-        cache_key,
         default_cache_path,
         remove_cache_files,
     )
@@ -26,23 +25,20 @@ if TYPE_CHECKING:
         load_candidates_file,
         provider_config,
     )
-    from assay.models._live import LiveOutputs, build_calls, generate_outputs, prompt_context
+    from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
-    from assay.models._runner import Call, Outcome, RunStats, backoff_delay, run_calls
+    from assay.models._runner import Call, Outcome, RunStats, run_calls
     from assay.models._static import RawOutputs, load_outputs, read_outputs
     from assay.models._template import render
     from assay.models.providers import (
-        PROVIDER_TYPES,
         SAMPLING_SETTINGS,
         Completion,
         Provider,
         ProviderConfig,
         ProviderError,
-        make_provider,
     )
 
 _EXPORTS: dict[str, str] = {
-    "PROVIDER_TYPES": "providers",
     "SAMPLING_SETTINGS": "providers",
     "Call": "_runner",
     "CandidatesFile": "_candidates_file",
@@ -57,16 +53,11 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "providers",
     "RawOutputs": "_static",
     "RunStats": "_runner",
-    "backoff_delay": "_runner",
-    "build_calls": "_live",
-    "cache_key": "_cache",
     "default_cache_path": "_cache",
     "gather_or_cancel": "_pool",
     "generate_outputs": "_live",
     "load_candidates_file": "_candidates_file",
     "load_outputs": "_static",
-    "make_provider": "providers",
-    "prompt_context": "_live",
     "provider_config": "_candidates_file",
     "read_outputs": "_static",
     "remove_cache_files": "_cache",
@@ -76,7 +67,6 @@ _EXPORTS: dict[str, str] = {
 
 # Literal, so type checkers see the exports; a test checks it equals _EXPORTS' keys.
 __all__ = [
-    "PROVIDER_TYPES",
     "SAMPLING_SETTINGS",
     "Call",
     "CandidatesFile",
@@ -91,16 +81,11 @@ __all__ = [
     "ProviderError",
     "RawOutputs",
     "RunStats",
-    "backoff_delay",
-    "build_calls",
-    "cache_key",
     "default_cache_path",
     "gather_or_cancel",
     "generate_outputs",
     "load_candidates_file",
     "load_outputs",
-    "make_provider",
-    "prompt_context",
     "provider_config",
     "read_outputs",
     "remove_cache_files",

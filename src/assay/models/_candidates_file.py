@@ -427,7 +427,6 @@ def _candidates(data: dict[str, Any], at: At, base: Path) -> CandidatesFile:
         where = here.path("provider") if override else "provider"
         config = provider_config(override, at.source or "", where, top["provider"])
         candidates.append(LiveCandidate(cid, prompt, config, system, messages))
-    notes: tuple[str, ...]
     candidates, notes = _default_max_tokens(candidates)
     return CandidatesFile(
         at.source or "",
@@ -448,14 +447,14 @@ def _default_max_tokens(
         for c in candidates
         if c.provider.type in _LIMITED_TYPES and c.provider.max_tokens is None
     ]
+    if not defaulted:
+        return candidates, ()
     out = [
         replace(c, provider=replace(c.provider, max_tokens=DEFAULT_MAX_TOKENS))
         if c.id in defaulted
         else c
         for c in candidates
     ]
-    if not defaulted:
-        return out, ()
     note = (
         f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
         "max_tokens in the provider; without a limit a model that misses its stop token "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +34,9 @@ class LiveOutputs:
     outputs: dict[str, dict[str, list[Any]]]
     repeats: int
     stats: RunStats
-    finish: dict[str, dict[str, list[str | None]]] = field(default_factory=dict)
+    finish: dict[str, dict[str, list[str | None]]]
     # (latency ms, cost USD) of each call, as finish is laid out; None for a cache hit.
-    measured: dict[str, dict[str, list[tuple[float | None, float | None]]]] = field(
-        default_factory=dict
-    )
+    measured: dict[str, dict[str, list[tuple[float | None, float | None]]]]
 
 
 def prompt_context(golden: Golden) -> dict[str, Any]:

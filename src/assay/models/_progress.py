@@ -31,12 +31,11 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Progress of ``total`` steps (model calls); silent when not ``enabled``.
+    """Progress of ``total`` model calls; silent when not ``enabled``.
 
     Args:
         total: the steps the run will make.
         enabled: whether to show anything at all.
-        label: what a step is (``calls``).
         stream: where to write (default: standard error).
         clock: seconds, monotonic (tests give their own).
         tty: whether ``stream`` is a terminal (default: ask it).
@@ -47,7 +46,6 @@ class Progress:
         total: int,
         enabled: bool,
         *,
-        label: str = "calls",
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
         tty: bool | None = None,
@@ -55,7 +53,6 @@ class Progress:
         self.total = total
         self.done = 0
         self.failed = 0
-        self.label = label
         self._stream = stream if stream is not None else sys.stderr
         self._clock = clock
         self._tty = self._stream.isatty() if tty is None else tty
@@ -82,7 +79,7 @@ class Progress:
     def line(self, now: float | None = None) -> str:
         """The progress as one line: ``12/40 calls, 3.1/s, 2 failed, about 9 s left``."""
         elapsed = (self._clock() if now is None else now) - self._started
-        parts = [f"{self.done}/{self.total} {self.label}"]
+        parts = [f"{self.done}/{self.total} calls"]
         if elapsed > 0 and self.done:
             rate = self.done / elapsed
             parts.append(f"{rate:.1f}/s")

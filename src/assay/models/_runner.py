@@ -95,26 +95,17 @@ class RunStats:
 
     def add(self, other: RunStats) -> None:
         """Count ``other``'s calls, tokens and cost too."""
-        self.made += other.made
-        self.cache_hits += other.cache_hits
-        self.attempts += other.attempts
-        self.errors += other.errors
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost_usd += other.cost_usd
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         for name, count in other.by_provider.items():
             self.by_provider[name] = self.by_provider.get(name, 0) + count
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "made": self.made,
-            "cache_hits": self.cache_hits,
-            "attempts": self.attempts,
-            "errors": self.errors,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        return {name: getattr(self, name) for name in _COUNTS}
+
+
+# RunStats' counters, in the order to_dict writes them (by_provider is not one).
+_COUNTS = ("made", "cache_hits", "attempts", "errors", "input_tokens", "output_tokens", "cost_usd")
 
 
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
@@ -180,24 +171,21 @@ class _Runner:
 
     async def one(self, call: Call) -> Outcome:
         """One call's outcome: from the cache (a usable hit), else made, retried as it may be."""
-        key: str | None = None
-        if self.cache is not None:
-            identity = self._identity_of(call.config)
-            key = cache_key(
-                call.config, call.cache_prompt(), call.repeat, call.purpose, identity=identity
-            )
-            hit = self.cache.get(key)
-            if hit is not None and self._usable(hit.text):
-                self.stats.cache_hits += 1
-                return Outcome(hit, cached=True)
+        cache = self.cache
+        if cache is None:
+            return await self._made(call)
+        identity = self._identity_of(call.config)
+        key = cache_key(
+            call.config, call.cache_prompt(), call.repeat, call.purpose, identity=identity
+        )
+        hit = cache.get(key)
+        if hit is not None and self._usable(hit.text):
+            self.stats.cache_hits += 1
+            return Outcome(hit, cached=True)
         outcome = await self._made(call)
-        if (
-            self.cache is not None
-            and key is not None
-            and outcome.completion is not None
-            and self._usable(outcome.completion.text)
-        ):
-            self.cache.put(key, outcome.completion)  # at once: an interrupted run keeps it
+        completion = outcome.completion
+        if completion is not None and self._usable(completion.text):
+            cache.put(key, completion)  # at once: an interrupted run keeps it
         return outcome
 
     def _usable(self, text: str) -> bool:

@@ -51,7 +51,8 @@ def load_outputs(path: Path | str, golden_ids: Collection[str] = ()) -> Outputs:
     Raises:
         OutputsError: the file is missing, unreadable, not UTF-8, or not a valid outputs file.
     """
-    return shape_outputs(read_outputs(path), golden_ids)
+    raw = read_outputs(path)
+    return raw.shaped(raw.per_candidate(golden_ids))
 
 
 class RawOutputs:
@@ -69,28 +70,17 @@ class RawOutputs:
         self.data = data
         self.rows = rows
 
-    @property
-    def ambiguous(self) -> bool:
-        """Whether the golden ids decide the shape of the JSON object: a non-empty object of
-        objects is per candidate unless one of its keys is a golden id."""
-        data = self.data
-        return self.rows is None and bool(data) and all(isinstance(v, dict) for v in data.values())
-
     def per_candidate(self, golden_ids: Collection[str]) -> bool:
-        """Whether the JSON object is ``{candidate: {golden_id: output}}`` for these ids
-        (JSONL rows are always per candidate)."""
+        """Whether the JSON object is ``{candidate: {golden_id: output}}`` for these ids: a
+        non-empty object of objects is, unless one of its keys is a golden id (JSONL rows are
+        always per candidate)."""
         if self.rows is not None:
             return True
-        if not self.ambiguous:
+        data = self.data
+        if not data or not all(isinstance(v, dict) for v in data.values()):
             return False
         ids = set(golden_ids)
-        return not any(k in ids for k in self.data)
-
-    def candidates(self, per_candidate: bool) -> list[str]:
-        """The candidates of :meth:`shaped` (``per_candidate``), in order."""
-        if self.rows is not None:
-            return list(self.rows)
-        return [str(k) for k in self.data] if per_candidate else [DEFAULT_CANDIDATE]
+        return not any(k in ids for k in data)
 
     def shaped(self, per_candidate: bool) -> Outputs:
         """``{candidate: {golden_id: output}}`` in the shape given."""
@@ -103,7 +93,7 @@ class RawOutputs:
 
 def read_outputs(path: Path | str) -> RawOutputs:
     """Read and check an outputs file, leaving the shape of a JSON object to
-    :func:`shape_outputs`.
+    :meth:`RawOutputs.per_candidate`.
 
     Raises:
         OutputsError: as :func:`load_outputs`.
@@ -117,9 +107,3 @@ def read_outputs(path: Path | str) -> RawOutputs:
             "an outputs file must be a JSON object (or JSONL rows)", source=str(path)
         )
     return RawOutputs(data)
-
-
-def shape_outputs(raw: RawOutputs, golden_ids: Collection[str]) -> Outputs:
-    """The ``{candidate: {golden_id: output}}`` of an outputs file read by
-    :func:`read_outputs`, for a run of these golden ids."""
-    return raw.shaped(raw.per_candidate(golden_ids))

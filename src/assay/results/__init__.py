@@ -210,10 +210,6 @@ class CandidateSummary:
     mean_score: float | None = None
     results: tuple[Result, ...] = ()
 
-    @property
-    def decided(self) -> int:
-        return self.counts.get("pass", 0) + self.counts.get("fail", 0)
-
     def to_dict(self, *, with_results: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "candidate": self.candidate,

@@ -175,8 +175,8 @@ class ProviderTimeout(ProviderError):
     """A call that ran out of time. Retried at most once: a model that generates until the
     timeout (no ``max_tokens``, a missed stop token) would do it again on every retry."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None):
-        super().__init__(message, retryable=True, retry_after=retry_after)
+    def __init__(self, message: str):
+        super().__init__(message, retryable=True)
 
 
 class Provider(Protocol):

@@ -141,14 +141,11 @@ class HTTPProvider:
             said = server_message(response.content)
             detail = f": {said}" if said else ""
             retry = status == 429 or status >= 500
-            if status in self.status_names:
-                what = self.status_names[status]
-            elif status == 429:
+            if status == 429:
                 what = "rate limited"
-            elif status >= 500:
-                what = "server error"
             else:
-                what = "request rejected"
+                what = "server error" if retry else "request rejected"
+            what = self.status_names.get(status, what)
             raise ProviderError(
                 f"{what} ({status}){detail}",
                 retryable=retry,
