@@ -46,7 +46,7 @@ from assay.models.providers import (
     make_provider,
 )
 from assay.plugins import PluginError
-from assay.views._formats import RenderContext, load_format, render_plugin_format
+from assay.views._formats import RenderContext, render_plugin_format
 
 BROKEN_MESSAGE = (
     "plugin 'myorg/broken' (entry point myplugin.broken:check) cannot load: ModuleNotFoundError:"
@@ -508,7 +508,6 @@ def test_a_format_plugin_renders_a_document() -> None:
     assert render_plugin_format("myorg/count", document) == "none: 2 results\n"
     context = RenderContext(view="agent")
     assert render_plugin_format("myorg/count", document, context) == "agent: 2 results\n"
-    assert load_format("myorg/count")(document, None) == "none: 2 results\n"
 
 
 def bad_format(document: Any, context: Any) -> Any:

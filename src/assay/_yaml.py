@@ -25,14 +25,11 @@ _EXPANSION_FLOOR: Final = 100_000
 def yaml_load(
     text: str, source: str, line_offset: int = 0, error: type[AssayError] = GoldenError
 ) -> Any:
-    """Safe-load YAML, turning parser errors into ``error`` (a GoldenError by default) naming
-    ``source`` and the line.
+    """Safe-load YAML, turning parser errors into ``error`` naming ``source`` and the line.
 
     Raises:
-        AssayError: (of type ``error``) malformed YAML, a document over
-            :data:`MAX_YAML_BYTES`, nesting too deep, an alias that contains itself, or
-            aliases that expand the document more than :data:`ALIAS_EXPANSION_FACTOR` values
-            per byte.
+        AssayError: (of type ``error``) malformed YAML, too big, nested too deeply, or with
+            aliases that loop or expand it too far.
     """
     if len(text) > MAX_YAML_BYTES:
         raise error(

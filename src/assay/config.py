@@ -30,6 +30,7 @@ DEFAULT_REGEX_TIMEOUT_S: Final = 0.1
 DEFAULT_KEEP_RUNS: Final = 200
 _FRACTION: Final = v.Num(at_least=0, at_most=1)
 _STRINGS: Final = v.List(v.Str(), message="must be a list of strings")
+_TABLE: Final = v.Dict(message="must be a table")
 
 
 def _endpoint(value: Any, at: At, key: Key) -> str:
@@ -51,9 +52,7 @@ def _variable(value: Any, at: At, key: Key) -> str:
 def _provider(value: Any, at: At, key: Key) -> ProviderConfig:
     from assay.models import provider_config
 
-    if not isinstance(value, dict):
-        at.fail("must be a table", key)
-    return provider_config(value, at.source or "", at.path(key))
+    return provider_config(_TABLE.check(value, at, key), at.source or "", at.path(key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +146,8 @@ def _attestations(value: Any, at: At, key: Key) -> str:
 
 def _schemas(value: Any, at: At, key: Key) -> dict[str, str]:
     """``[schemas]``: absolute URI -> file (relative to the project root)."""
-    if not isinstance(value, dict):
-        at.fail("must be a table", key)
     out: dict[str, str] = {}
-    for uri, path in value.items():
+    for uri, path in _TABLE.check(value, at, key).items():
         where = f'{key}."{uri}"'
         scheme, sep, rest = uri.partition("://")
         if not sep or not scheme.isalpha() or not rest:
@@ -163,33 +160,24 @@ _AGENT: Final = v.Table.of(AgentSettings)
 
 
 def _agents(value: Any, at: At, key: Key) -> dict[str, AgentSettings]:
-    if not isinstance(value, dict):
-        at.fail("must be a table", key)
     inner = at.sub(key)
     out: dict[str, AgentSettings] = {}
-    for name, raw in value.items():
+    for name, raw in _TABLE.check(value, at, key).items():
         if name in ("oracle", "noop"):
             inner.fail(f"{name!r} is a built-in agent; name yours otherwise", name)
         out[name] = AgentSettings(**_AGENT.check(raw, inner, name))
     return out
 
 
-_GATE: Final = v.Table.of(GateSettings)
-_JUDGE: Final = v.Table.of(JudgeSettings)
 _BENCH: Final = v.Table(
     {"cost_baseline_usd": v.Num(above=0), "duration_baseline_s": v.Num(above=0)}
 )
-BENCH_KEYS: Final = tuple(_BENCH.fields)
-AGENT_KEYS: Final = tuple(_AGENT.fields)
-GATE_KEYS: Final = tuple(_GATE.fields)
 
 
-def _gate(value: Any, at: At, key: Key) -> GateSettings:
-    return GateSettings(**_GATE.check(value, at, key))
-
-
-def _judge(value: Any, at: At, key: Key) -> JudgeSettings:
-    return JudgeSettings(**_JUDGE.check(value, at, key))
+def _block(settings: type[Any]) -> v.Check:
+    """A ``[block]`` of the fields ``settings`` declares, read into a ``settings``."""
+    table = v.Table.of(settings)
+    return v.Check(lambda value, at, key: settings(**table.check(value, at, key)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +215,10 @@ class Config:
     similarity: str = v.rule(v.Check(_similarity), "none")
     regex_timeout_s: float = v.rule(v.Num(above=0), DEFAULT_REGEX_TIMEOUT_S)
     min_pass_rate: float | None = v.rule(_FRACTION, None)
-    gate: GateSettings = v.rule(v.Check(_gate), factory=GateSettings)  # noqa: RUF009 (a Field)
+    gate: GateSettings = v.rule(_block(GateSettings), factory=GateSettings)  # noqa: RUF009
     strict: bool = v.rule(v.Bool(), False)
     schemas: Mapping[str, Path] = v.rule(v.Check(_schemas), factory=dict)
-    judge: JudgeSettings = v.rule(v.Check(_judge), factory=JudgeSettings)  # noqa: RUF009 (a Field)
+    judge: JudgeSettings = v.rule(_block(JudgeSettings), factory=JudgeSettings)  # noqa: RUF009
     bench: Mapping[str, float] = v.rule(_BENCH, factory=dict)
     agents: Mapping[str, AgentSettings] = v.rule(v.Check(_agents), factory=dict)
     source: str | None = None
@@ -276,8 +264,6 @@ def _settings(raw: Mapping[str, Any], source: str, root: Path) -> dict[str, Any]
         at.fail(
             "give min_pass_rate once: at the top level or in [gate], not both", "gate.min_pass_rate"
         )
-    if "judge" in out:
-        out["judge"] = replace(out["judge"], source=source)
     for name, agent in out.get("agents", {}).items():
         where = at.sub(f"agents.{name}")
         reads = tuple(_read_path(r, root, where, "allow_read") for r in agent.allow_read)
@@ -329,6 +315,6 @@ def load_config(root: Path | None = None) -> Config:
     )
     settings |= {name: root / settings.get(name, default) for name, default in paths}
     settings["schemas"] = {uri: root / p for uri, p in settings.get("schemas", {}).items()}
-    settings["judge"] = settings.get("judge", JudgeSettings(source=source))
+    settings["judge"] = replace(settings.get("judge", JudgeSettings()), source=source)
     gate = replace(gate, min_pass_rate=min_pass_rate)
     return Config(root, **{**settings, "min_pass_rate": min_pass_rate, "gate": gate}, source=source)

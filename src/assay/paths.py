@@ -1,9 +1,7 @@
 """How a path is shown in reports: relative to the working directory when it lies inside it.
 
-A CI runner's absolute checkout path (``/home/runner/work/app/app/assay-baseline.json``) says
-nothing a reader needs and puts the machine's layout into every pull-request comment, JUnit
-file and HTML report; inside the project, the relative path says it all. A path outside the
-working directory is shown as it is.
+A CI runner's absolute checkout path says nothing a reader needs and would put the machine's
+layout into every pull-request comment, JUnit file and HTML report.
 """
 
 from __future__ import annotations

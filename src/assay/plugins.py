@@ -7,24 +7,12 @@ So a run that names only built-ins never scans installed packages, a typo of a b
 (``contians``) is never sent looking for a plugin and stays unknown, and a plugin can never
 shadow a built-in, whose names have no slash.
 
-Loading a plugin imports its module. Anything that goes wrong there (ImportError, SyntaxError,
-a missing attribute, an exception raised at import, an object that is not callable) becomes a
-:class:`PluginError` naming the plugin and its entry point, so the message says which package to
-fix.
-
-=====================  ==========================================================
-Group                  The entry point names
-=====================  ==========================================================
-``assay.ops``          ``fn(output: str, value: Any) -> bool | tuple[bool, str]``
-``assay.providers``    ``factory(config: ProviderConfig) -> Provider`` (or a class)
-``assay.similarity``   ``factory() -> Callable[[str, str], float]``
-``assay.formats``      ``render(document, context) -> str`` (see :mod:`assay.views._formats`)
-=====================  ==========================================================
-
-See docs/plugins.md for the contract of each group.
+Anything that goes wrong loading a plugin (an import error, an object that is not callable)
+is a :class:`PluginError` naming the plugin and its entry point: the package to fix. The groups
+and what their entry points name: docs/plugins.md.
 
 Modules of the project (a ``python`` assert's or provider's ``package.module``) are imported
-here too, by :func:`import_project_module`: the same rule for every code of the project's own.
+here too, by :func:`import_project_module`.
 """
 
 from __future__ import annotations
@@ -63,14 +51,8 @@ _DEPENDENT_CACHES: list[dict[Any, Any]] = []
 
 
 def is_plugin_name(name: object) -> bool:
-    """Whether ``name`` has the namespaced ``pkg/name`` form every plugin name must have.
-
-    Args:
-        name: the name to check (anything; only strings can qualify).
-
-    Returns:
-        True for e.g. ``'myorg/ends-with'``; False for ``'contains'`` or ``'a/b/c'``.
-    """
+    """Whether ``name`` has the namespaced ``pkg/name`` form every plugin name must have:
+    ``'myorg/ends-with'`` has; ``'contains'``, ``'a/b/c'`` and a non-string have not."""
     return isinstance(name, str) and _PLUGIN_NAME.fullmatch(name) is not None
 
 
@@ -91,26 +73,14 @@ def _scan(group: str) -> dict[str, list[EntryPoint]]:
 
 
 def plugin_names(group: str) -> tuple[str, ...]:
-    """The plugin names installed for ``group``, sorted (this reads the installed packages).
-
-    Args:
-        group: an entry point group, e.g. ``'assay.ops'``.
-
-    Returns:
-        The namespaced names declared by installed packages; nothing is imported.
-    """
+    """The plugin names installed packages declare for ``group`` (e.g. ``'assay.ops'``),
+    sorted; this reads the installed packages but imports nothing."""
     return tuple(sorted(_scan(group)))
 
 
 def has_plugin(group: str, name: str) -> bool:
     """Whether an installed package declares plugin ``name`` in ``group`` (nothing is imported).
-
-    A name that is not namespaced is never a plugin, and then no package is read.
-
-    Args:
-        group: an entry point group, e.g. ``'assay.providers'``.
-        name: the plugin name, e.g. ``'myorg/upper'``.
-    """
+    A name that is not namespaced is never a plugin, and then no package is read."""
     return is_plugin_name(name) and name in _scan(group)
 
 
@@ -122,17 +92,9 @@ def _describe(entries: list[EntryPoint]) -> str:
 
 
 def find_plugin(group: str, name: str) -> Any | None:
-    """The loaded plugin ``name`` of ``group``, or None when no installed package declares it.
-
-    The registries call this after a miss in their built-in table. A name that is not
-    namespaced returns None without reading the installed packages.
-
-    Args:
-        group: an entry point group, e.g. ``'assay.ops'``.
-        name: the plugin name, e.g. ``'myorg/ends-with'``.
-
-    Returns:
-        The callable the entry point names, or None.
+    """The loaded plugin ``name`` of ``group`` (the callable its entry point names), or None
+    when no installed package declares it. The registries call this after a miss in their
+    built-in table; a name that is not namespaced returns None without reading the packages.
 
     Raises:
         PluginError: the plugin is declared twice, cannot be imported, or is not callable.
@@ -167,17 +129,8 @@ def find_plugin(group: str, name: str) -> Any | None:
 
 
 def load_plugin(group: str, name: str) -> Any:
-    """Load plugin ``name`` of ``group``, which must be installed.
-
-    For registries without a table of their own in this module (report formats): check the
-    built-in names first, then call this for a namespaced name.
-
-    Args:
-        group: an entry point group, e.g. ``'assay.formats'``.
-        name: the plugin name, e.g. ``'myorg/csv'``.
-
-    Returns:
-        The callable the entry point names.
+    """The callable of plugin ``name`` of ``group``, which must be installed. For registries
+    without a built-in table here (report formats): check the built-in names first.
 
     Raises:
         PluginError: no installed package declares it (the message lists those that exist), it
@@ -213,13 +166,10 @@ def track_cache(cache: dict[Any, Any]) -> None:
 
 
 # -------------------------------------------------------------------- modules of the project
-# One rule for everything that names a module of the project (the ``python`` assert op's
-# ``"package.module:function"``, the ``python`` provider's ``function``): the project root is
-# put first on ``sys.path`` for the import (when it is not there already) and taken off again
-# afterwards, so the project's own modules import without ``PYTHONPATH=.`` and the rest of the
-# process does not see the project folder as a source of modules. :func:`module_digest` says
-# which file that import loads, by its sha256, without importing the module: what the output
-# cache keys a python provider's entries by, so editing the file is a cache miss.
+# A ``python`` assert's or provider's module is imported with the project root first on
+# ``sys.path`` for the import only: no ``PYTHONPATH=.`` needed, and the rest of the process does
+# not see the project folder as a source of modules. :func:`module_digest` (the sha256 of the
+# file, the module not imported) keys a python provider's cached outputs: an edit is a miss.
 
 # sys.path and sys.modules are process-wide: one change of them at a time. Re-entrant: an
 # import may itself ask for a module of the project (the same thread, the lock held).

@@ -1,16 +1,7 @@
 """One declarative validation layer for every file a user writes or assay reads back.
 
-The choice, measured (CPU time, best of 7, on top of what ``import assay.config, assay.goldens,
-assay.models._candidates_file`` loads anyway; 2 shared cores): pydantic 2.14 takes 43 ms to
-import and 182 ms to import, declare two models of 12 fields and validate once (it builds each
-model's schema when the class is defined); msgspec 0.23 takes 25 ms to import (typing_extensions,
-uuid, decimal...), its declarations under 1 ms; this module takes 0.6 ms (0.2 ms before it held
-the layer), its specs being plain classes (a dataclass costs 0.8 ms to define). A 10-golden
-``assay gate --check`` has 150 ms in all, so either library would spend a sixth to all of it
-before the first golden is read. Neither says what assay says: ``Object contains unknown field
-`alpah` - at `$.gate``` and ``Extra inputs are not permitted [type=extra_forbidden, ...]``, with
-no file, no line, no near miss, and their own rules for a bool where a number goes; mapping them
-back onto assay's one-line messages would take more code than this walker. So: a walker.
+It is a walker, not pydantic or msgspec: their messages name no file, line or near miss, and
+their import alone would cost a fast gate run much of its start-up time.
 
 How it is used: a format declares its fields once, as :class:`Spec` values (:class:`Str`,
 :class:`Bool`, :class:`Num`, :class:`Int`, :class:`List`, :class:`Dict`, :class:`Row`,
@@ -436,36 +427,3 @@ def toml_line(text: str, field: str | None, prefix: str = "") -> int | None:
         if best_len < len(path) < len(target) and target[: len(path)] == path:
             best, best_len = number, len(path)
     return best
-
-
-# ------------------------------------------------- one value, as a function (the same rules)
-
-Error = type[AssayError]
-
-
-def _one(kind: type[Spec], **preset: Any) -> Callable[..., Any]:
-    """A function checking one value by a ``kind`` spec: ``f(value, source=, field=, error=,
-    **rule)`` (``above=``, ``at_least=``, ``choices=``...) returns it or raises ``error``."""
-
-    def check(
-        value: Any, *, source: str | None, field: str, error: Error = ConfigError, **rule: Any
-    ) -> Any:
-        return kind(**preset, **rule).check(value, At(source, field, error))
-
-    return check
-
-
-number, integer, boolean, string = _one(Num), _one(Int), _one(Bool), _one(Str)
-table = _one(Dict, message="must be a table")
-
-
-def known_keys(
-    block: dict[str, Any],
-    known: tuple[str, ...],
-    *,
-    source: str | None,
-    prefix: str = "",
-    error: Error = ConfigError,
-) -> None:
-    """Unknown keys are errors: a typo must never silently change a gate."""
-    Table(dict.fromkeys(known, Spec())).refuse(block, At(source, prefix.rstrip("."), error))

@@ -82,9 +82,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(cli.get_help(click.Context(cli, info_name="assay", **cli.context_settings)))
         sys.exit(0)
     # A run builds a great many small objects that live until it ends and form no cycles
-    # (goldens, results, the JSON document): the cyclic collector scans the young ones rarely
-    # and the older ones almost never, which found nothing and cost a 100,000-golden run a
-    # tenth of its time. Restored after, for in-process callers.
+    # (goldens, results, the JSON document): the cyclic collector, which would find nothing,
+    # scans them rarely. Restored after, for in-process callers.
     thresholds = gc.get_threshold()
     gc.set_threshold(20_000, 1_000, 1_000)
     try:

@@ -16,6 +16,17 @@ def _escaped_surrogates(text: str) -> str:
     return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def chosen_format(as_json: bool, fmt: str | None) -> str:
+    """The format asked for (``--json`` is ``--format json``), else text.
+
+    Raises:
+        click.UsageError: ``--json`` with another format.
+    """
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    return "json" if as_json else (fmt or "text")
+
+
 def emit(text: str, output: Path | None) -> None:
     """Print ``text`` or write it atomically to ``output``.
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli._common import emit, verdict_to_stderr
+from assay.cli._common import chosen_format, emit, verdict_to_stderr
 from assay.cli._step_summary import append_step_summary
 
 if TYPE_CHECKING:
@@ -56,25 +56,12 @@ def report_settings(
         click.UsageError: ``--json`` with another format, ``--quiet`` with another format than
             text, or ``--quiet`` with ``--failures-only``.
     """
-    if as_json and fmt not in (None, "json"):
-        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
-    chosen = "json" if as_json else (fmt or "text")
+    chosen = chosen_format(as_json, fmt)
     if quiet and chosen != "text":
         raise click.UsageError(f"--quiet shortens the text report; --format {chosen} is whole")
     if quiet and failures_only:
         raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
     return Report(chosen, output, quiet, failures_only)
-
-
-def baseline_mode(write_baseline: bool, check: bool) -> str:
-    """``report``, ``write-baseline`` or ``check``.
-
-    Raises:
-        click.UsageError: both flags.
-    """
-    if write_baseline and check:
-        raise click.UsageError("--write-baseline and --check cannot be used together")
-    return "write-baseline" if write_baseline else "check" if check else "report"
 
 
 def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> tuple[Any, Any]:
@@ -121,7 +108,10 @@ def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
         click.UsageError: flags that do not go together (see the functions above).
         AssayError: an empty pattern.
     """
-    mode = baseline_mode(flags["write_baseline"], flags["check"])
+    write, check = flags["write_baseline"], flags["check"]
+    if write and check:
+        raise click.UsageError("--write-baseline and --check cannot be used together")
+    mode = "write-baseline" if write else "check" if check else "report"
     alpha, max_repeats = flags["alpha"], flags.get("max_repeats")
     if (alpha is not None or max_repeats is not None) and mode != "check":
         if "max_repeats" in flags:  # eval's
@@ -131,11 +121,11 @@ def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
     report = report_settings(
         flags["as_json"], flags["fmt"], flags["output"], flags["quiet"], flags["failures_only"]
     )
-    fields = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
-    fields |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
+    settings = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
+    settings |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
     if "max_repeats" in flags:
-        fields["max_repeats"] = max_repeats
-    return report, fields
+        settings["max_repeats"] = max_repeats
+    return report, settings
 
 
 def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions]:
@@ -202,38 +192,55 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class AgentRun:
-    """How ``--agent`` runs the agent (None: score the given telemetry)."""
+    """The flags that run the agent (``--agent``), as given: None or False when not."""
 
-    agent: str
     jobs: int | None = None
-    executor: str = "local"
+    executor: str | None = None
     ray_address: str | None = None
-    keep_worktrees: bool = False
+    environment: str | None = None
+    image: str | None = None
+    isolation: str | None = None
     no_journal: bool = False
     no_network: bool = False
-    environment: str = "local"
-    isolation: str = "bubblewrap"
-    image: str | None = None
+    keep_worktrees: bool = False
+
+    def check(self, telemetry: Path | None) -> None:
+        """Refuse the flags that do not go together.
+
+        Raises:
+            click.UsageError: a flag that runs the agent with ``--telemetry`` (it ran), or one
+                that applies to another flag's choice.
+        """
+        given = [f"--{f.name.replace('_', '-')}" for f in fields(self) if getattr(self, f.name)]
+        if telemetry is not None and given:
+            raise click.UsageError(
+                f"{', '.join(given)}: these run the agent; with --telemetry it ran"
+            )
+        if self.ray_address is not None and self.executor != "ray":
+            raise click.UsageError("--ray-address applies to --executor ray")
+        if self.image is not None and self.environment != "docker":
+            raise click.UsageError("--image applies to --environment docker")
 
 
 def run_agent_flow(
-    options: AgentOptions, config: Config, report: Report, execute: AgentRun | None
+    options: AgentOptions, config: Config, report: Report, agent: str | None, running: AgentRun
 ) -> int:
-    """An agent run (executed here, or its telemetry scored): report, exit code."""
+    """An agent run (``agent`` executed here, or, when None, its telemetry scored): report,
+    exit code."""
     from assay.agent import execute_agent, run_agent
 
-    if execute is not None:
-        command, sandbox = _agent_sandbox(execute, config)
+    if agent is not None:
+        command, sandbox = _agent_sandbox(agent, running, config)
         outcome = execute_agent(
             options,
             config,
             command,
             sandbox=sandbox,
             report=lambda line: click.echo(f"assay: {line}", err=True),
-            jobs=execute.jobs,
-            keep_worktrees=execute.keep_worktrees,
-            executor=execute.executor,
-            ray_address=execute.ray_address,
+            jobs=running.jobs,
+            keep_worktrees=running.keep_worktrees,
+            executor=running.executor or "local",
+            ray_address=running.ray_address,
         )
     else:
         outcome = run_agent(options, config)
@@ -241,24 +248,24 @@ def run_agent_flow(
     return outcome.exit_code
 
 
-def _agent_sandbox(execute: AgentRun, config: Any) -> tuple[str, Any]:
+def _agent_sandbox(agent: str, running: AgentRun, config: Any) -> tuple[str, Any]:
     """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
     itself as the command (or a built-in agent)."""
     from assay.agent import Sandbox
 
     # Where the steps run and how fenced: the flags, whatever the [agents.NAME] block says.
     where: dict[str, Any] = {
-        "environment": execute.environment,
-        "isolation": execute.isolation,
-        "image": execute.image,
+        "environment": running.environment or "local",
+        "isolation": running.isolation or "bubblewrap",
+        "image": running.image,
     }
-    named = config.agents.get(execute.agent)
+    named = config.agents.get(agent)
     if named is None:
-        sandbox = Sandbox(journal=not execute.no_journal, no_network=execute.no_network, **where)
-        return execute.agent, sandbox
+        sandbox = Sandbox(journal=not running.no_journal, no_network=running.no_network, **where)
+        return agent, sandbox
     return named.command, Sandbox(
-        journal=named.journal and not execute.no_journal,
-        no_network=named.no_network or execute.no_network,
+        journal=named.journal and not running.no_journal,
+        no_network=named.no_network or running.no_network,
         allow_read=named.allow_read,
         allow_endpoints=named.allow_endpoints,
         env=named.env,

@@ -26,22 +26,20 @@ class SectionedCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         records: dict[str, tuple[str, str]] = {}
-        order: list[str] = []
         for param in self.get_params(ctx):
             if not isinstance(param, click.Option):
                 continue  # arguments are in the usage line and the text
             record = param.get_help_record(ctx)
             if record is not None and param.name is not None:
                 records[param.name] = record
-                order.append(param.name)
         placed: set[str] = set()
         for title, names in self.sections:
             rows = [records[n] for n in names if n in records]
-            placed.update(n for n in names if n in records)
+            placed.update(names)
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
-        rest = [records[n] for n in order if n not in placed]
+        rest = [record for name, record in records.items() if name not in placed]
         if rest:
             with formatter.section("Options"):
                 formatter.write_dl(rest)

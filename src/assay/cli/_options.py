@@ -186,13 +186,6 @@ def report_options() -> Callable[[F], F]:
 
 REPORT_SECTION: Final = ("fmt", "as_json", "output", "quiet", "failures_only")
 SELECTION_SECTION: Final = ("tiers", "patterns", "shard_spec")
-BASELINE_SECTION: Final = (
-    "baseline",
-    "write_baseline",
-    "check",
-    "alpha",
-    "max_repeats",
-    "force",
-)
+BASELINE_SECTION: Final = ("baseline", "write_baseline", "check", "alpha", "max_repeats", "force")
 # The last sections of the help of gate, eval and bench.
 JOB_SECTIONS: Final = (("Baseline", BASELINE_SECTION), ("Report", REPORT_SECTION))

@@ -86,12 +86,7 @@ def seal_command(
     if as_json:
         from assay.views import dump_json
 
-        document = {
-            "id": sealed.id,
-            "verdict": sealed.verdict,
-            "events": sealed.events,
-            "matches": sealed.matches,
-        }
+        document = {name: getattr(sealed, name) for name in ("id", "verdict", "events", "matches")}
         click.echo(dump_json(document), nl=False)
     else:
         click.echo(

@@ -3,7 +3,7 @@ a run made elsewhere (``--telemetry``); save the run, and gate it against the ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -14,59 +14,12 @@ from assay.cli._flows import AgentRun, run_agent_flow, shared_flags
 from assay.cli._help import SectionedCommand
 
 
-@dataclass(frozen=True, slots=True)
-class _Execution:
-    """The flags that run the agent (``--agent``), as given: None or False when not."""
-
-    jobs: int | None = None
-    executor: str | None = None
-    ray_address: str | None = None
-    environment: str | None = None
-    image: str | None = None
-    isolation: str | None = None
-    no_journal: bool = False
-    no_network: bool = False
-    keep_worktrees: bool = False
-
-    def check(self, telemetry: Path | None) -> None:
-        """Refuse the flags that do not go together.
-
-        Raises:
-            click.UsageError: a flag that runs the agent with ``--telemetry`` (it ran), or one
-                that applies to another flag's choice.
-        """
-        given = [f"--{f.name.replace('_', '-')}" for f in fields(self) if getattr(self, f.name)]
-        if telemetry is not None and given:
-            raise click.UsageError(
-                f"{', '.join(given)}: these run the agent; with --telemetry it ran"
-            )
-        if self.ray_address is not None and self.executor != "ray":
-            raise click.UsageError("--ray-address applies to --executor ray")
-        if self.image is not None and self.environment != "docker":
-            raise click.UsageError("--image applies to --environment docker")
-
-    def run(self, agent: str) -> AgentRun:
-        """How ``agent`` runs: the defaults for what was not given."""
-        return AgentRun(
-            agent,
-            jobs=self.jobs,
-            executor=self.executor or "local",
-            ray_address=self.ray_address,
-            keep_worktrees=self.keep_worktrees,
-            no_journal=self.no_journal,
-            no_network=self.no_network,
-            environment=self.environment or "local",
-            isolation=self.isolation or "bubblewrap",
-            image=self.image,
-        )
-
-
 @click.command(
     "bench",
     cls=SectionedCommand,
     sections=[
         ("What to score", ("agent", "telemetry")),
-        ("Running the agent (with --agent)", tuple(f.name for f in fields(_Execution))),
+        ("Running the agent (with --agent)", tuple(f.name for f in fields(AgentRun))),
         ("Which tasks", opt.SELECTION_SECTION),
         ("Saved runs", ("no_save", "compare")),
         *opt.JOB_SECTIONS,
@@ -142,7 +95,7 @@ def bench_command(
     telemetry: Path | None,
     no_save: bool,
     compare: bool,
-    **flags: Any,  # Running the agent (an _Execution), then those of shared_flags
+    **flags: Any,  # Running the agent (an AgentRun), then those of shared_flags
 ) -> int:
     """Run an agent on the tasks (or score its telemetry) with the benchmark's formula.
 
@@ -153,9 +106,8 @@ def bench_command(
 
     if (agent is None) == (telemetry is None):
         raise click.UsageError("say what to score: --agent CMD (run it) or --telemetry PATH")
-    running = _Execution(**{f.name: flags[f.name] for f in fields(_Execution)})
+    running = AgentRun(**{f.name: flags[f.name] for f in fields(AgentRun)})
     running.check(telemetry)
     report, shared = shared_flags(flags)
     options = AgentOptions(path, telemetry or Path(), save=not no_save, compare=compare, **shared)
-    execute = running.run(agent) if agent is not None else None
-    return run_agent_flow(options, load_config(), report, execute)
+    return run_agent_flow(options, load_config(), report, agent, running)

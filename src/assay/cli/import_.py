@@ -1,10 +1,8 @@
 """``assay import promptfoo CONFIG``: convert another tool's config into goldens and candidates.
 
-The command parses flags, delegates the conversion to :mod:`assay.importers.promptfoo` and
-writes what it returns: ``DIR/goldens/<stem>.yaml`` (a YAML list of goldens),
-``DIR/goldens/_defaults.yaml`` (from ``defaultTest``) and ``DIR/candidates.yaml``. Every construct
-that was not converted is printed; any makes the exit code 1 unless ``--allow-partial``, so a
-CI migration script cannot believe a half conversion is whole.
+The conversion is :mod:`assay.importers.promptfoo`'s; this writes its files and lists what was
+not converted. Any such construct makes the exit code 1 unless ``--allow-partial``, so a CI
+migration script cannot believe a half conversion is whole.
 """
 
 from __future__ import annotations

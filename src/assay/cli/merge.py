@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli._common import emit, verdict_to_stderr
+from assay.cli._common import chosen_format, emit, verdict_to_stderr
 from assay.cli._options import format_option
 
 
@@ -51,11 +51,9 @@ def merge_command(
     from assay.gate import read_shards
     from assay.views import render
 
-    if as_json and fmt not in (None, "json"):
-        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
+    fmt = chosen_format(as_json, fmt)
     if force and not write_baseline:
         raise click.UsageError("--force applies to --write-baseline")
-    fmt = "json" if as_json else (fmt or "text")
     config = load_config()
     merged = merge_run(
         read_shards(files), config, baseline=baseline, write_baseline=write_baseline, force=force

@@ -6,14 +6,8 @@ from pathlib import Path
 
 import click
 
-from assay.cli._common import emit
+from assay.cli._common import chosen_format, emit
 from assay.cli._options import format_option
-
-
-def _format(as_json: bool, fmt: str | None) -> str:
-    if as_json and fmt not in (None, "json"):
-        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
-    return "json" if as_json else (fmt or "text")
 
 
 @click.command("report")
@@ -26,18 +20,13 @@ def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: P
     from assay.agent import load_run
     from assay.views import dump_json, render
 
-    fmt = _format(as_json, fmt)
+    fmt = chosen_format(as_json, fmt)
     if fmt == "outputs":
         raise click.UsageError("a saved run holds no outputs: --format outputs needs a live run")
     document = load_run(Path.cwd(), run_id)
     if fmt == "json":
-        view = {
-            "schema_version": document.get("schema_version"),
-            "run_id": document.get("run_id"),
-            "created_at": document.get("created_at"),
-            "selection": document.get("selection"),
-            "summary": document["summary"],
-        }
+        head = ("schema_version", "run_id", "created_at", "selection")
+        view = {key: document.get(key) for key in head} | {"summary": document["summary"]}
         emit(dump_json(view), output)
     elif fmt == "text":
         from assay.views import render_summary
@@ -60,7 +49,7 @@ def failures_command(
     from assay.agent import failures_table, load_run
     from assay.views import dump_json, render
 
-    fmt = _format(as_json, fmt)
+    fmt = chosen_format(as_json, fmt)
     document = load_run(Path.cwd(), run_id)
     if fmt == "json":
         emit(dump_json(failures_table(document)), output)

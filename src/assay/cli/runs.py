@@ -13,7 +13,7 @@ def runs_group() -> None:
     """The runs saved under .assay/runs/ (every gate, eval and bench run, unless --no-save)."""
 
 
-@click.command("list")
+@runs_group.command("list")
 @click.option("-n", "--last", type=click.IntRange(min=1), help="Only the last N runs.")
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option(
@@ -28,13 +28,11 @@ def runs_group() -> None:
 def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
     """One line per saved run: id, kind, when, results, pass rate, verdict or score."""
     from assay.agent import load_run
-    from assay.cli._common import emit
+    from assay.cli._common import chosen_format, emit
     from assay.gate import list_runs
     from assay.views import dump_json
 
-    if as_json and fmt not in (None, "json"):
-        raise click.UsageError(f"--json and --format {fmt} cannot be used together")
-    chosen = "json" if as_json else (fmt or "text")
+    chosen = chosen_format(as_json, fmt)
     root = Path.cwd()
     ids = list_runs(root)
     if last is not None:
@@ -84,6 +82,3 @@ def _row(run_id: str, document: dict[str, Any]) -> dict[str, Any]:
         "pass_rate": summary.get("pass_rate"),
         "outcome": outcome,
     }
-
-
-runs_group.add_command(list_command)

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from assay.paths import shown_path
 from assay.vocabulary import TIERS
 
 
 @click.group("tasks")
 def tasks_group() -> None:
     """The agent tasks a project can run (its own and the packaged ones)."""
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 @tasks_group.command("list")
@@ -36,7 +28,7 @@ def list_command(tiers: tuple[str, ...]) -> int:
     for task in tasks:
         title = task.golden.fields.get("title") or ""
         where = "packaged: " if task.packaged else ""
-        place = _relative(task.folder or task.path)
+        place = shown_path(task.folder or task.path)
         click.echo(f"{task.golden.id:<{width}}  {task.golden.tier:<11}  {title}  ({where}{place})")
     return 0
 
@@ -52,10 +44,11 @@ def show_command(task_id: str) -> int:
     golden = task.golden
     fields = golden.fields
     instruction = golden.input if isinstance(golden.input, str) else repr(golden.input)
+    where = shown_path(task.folder or task.path) + (" (packaged)" if task.packaged else "")
     lines = [
         f"{golden.id}: {fields.get('title') or '(no title)'}",
         f"  tier: {golden.tier}",
-        f"  path: {_relative(task.folder or task.path)}" + (" (packaged)" if task.packaged else ""),
+        f"  path: {where}",
         f"  instruction: {instruction}",
     ]
     if fields.get("verify"):

@@ -2,19 +2,10 @@
 so ``pip install assay`` is enough).
 
 ``pytest --assay-outputs outputs.json [--assay-goldens DIR] [--assay-check [--assay-baseline F]]``
-scores the outputs with the gate, once, and adds one test item per golden (and candidate):
-
-* its name is the golden's id (``[candidate]`` appended when the outputs name several), so
-  ``-k`` selects goldens; it carries its tier as a marker (``-m smoke``);
-* a passing golden passes; ``needs-judge`` is skipped, saying why; any other status fails,
-  showing every failed check with its reason, the output (trimmed) and a short diff against the
-  expected answer;
-* with ``--assay-check`` the run is compared with the baseline as ``assay gate --check`` does: only
-  a regressed golden fails; one that did not pass but is no regression (it failed in the
-  baseline too, it is new, its call failed, or its random drop is not significant) is an
-  expected failure (``xfail``) saying why; an ``assay-gate`` item holds the gate's verdict: it
-  fails exactly when the gate does, listing the regressions, so pytest fails exactly when the
-  gate would exit 2 (or could not decide).
+scores the outputs with the gate, once, and adds one test item per golden (and candidate), named
+by its id and marked with its tier. With ``--assay-check`` only a regressed golden fails (one
+that did not pass but is no regression is ``xfail``), and an ``assay-gate`` item fails exactly
+when the gate would exit 2 or could not decide. The details: docs/guide/pytest.md.
 
 Without ``--assay-outputs`` the plugin does nothing (it is loaded in every pytest session where
 assay is installed): only this module and pytest are imported.
@@ -29,6 +20,7 @@ import pytest
 
 if TYPE_CHECKING:
     from assay.gate import GateRun
+    from assay.results import Result
 
 _TRIM: Final = 600
 _DIFF_LINES: Final = 20
@@ -130,42 +122,46 @@ class GoldenFailed(Exception):
     """A golden that did not pass: its report is the message."""
 
 
-class GoldenItem(pytest.Item):
-    """One golden's result for one candidate."""
-
-    result_key: tuple[str, str] = ("", "")
-
-    def runtest(self) -> None:
-        run = _gate_run(self.config)
-        candidate, golden_id = self.result_key
-        result = next(r for r in run.results if (r.candidate, r.id) == self.result_key)
-        if result.status == "pass":
-            return
-        if result.status == "needs-judge":
-            pytest.skip("needs a judge: " + "; ".join(result.notes or ("not judged",)))
-        report = _failure_text(run, candidate, golden_id)
-        if run.mode == "check":
-            # Under the gate only a regression fails: a golden that failed in the baseline too,
-            # a new one, an error (infrastructure) or a random drop the statistics do not call
-            # is shown as an expected failure, with its reason.
-            regressed = {(r.candidate, r.id) for r in run.diff.regressions} if run.diff else set()
-            if (candidate, golden_id) not in regressed:
-                why = "did not pass in the baseline either"
-                if _new_golden(run, candidate, golden_id):
-                    why = "not in the baseline"
-                pytest.xfail(f"{result.status}, not a regression ({why})")
-        raise GoldenFailed(report)
+class _AssayItem(pytest.Item):
+    """An item whose failure is shown as its report, with no traceback."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GoldenFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
+
+class GoldenItem(_AssayItem):
+    """One golden's result for one candidate."""
+
+    result_key: tuple[str, str] = ("", "")
+
+    def runtest(self) -> None:
+        run = _gate_run(self.config)
+        result = next(r for r in run.results if (r.candidate, r.id) == self.result_key)
+        if result.status == "pass":
+            return
+        if result.status == "needs-judge":
+            pytest.skip("needs a judge: " + "; ".join(result.notes or ("not judged",)))
+        if run.mode == "check":
+            # Under the gate only a regression fails: a golden that failed in the baseline too,
+            # a new one, an error (infrastructure) or a random drop the statistics do not call
+            # is shown as an expected failure, with its reason.
+            regressed = {(r.candidate, r.id) for r in run.diff.regressions} if run.diff else set()
+            if self.result_key not in regressed:
+                candidate, golden_id = self.result_key
+                known = (run.baseline_document or {}).get("goldens", {}).get(candidate, {})
+                why = "did not pass in the baseline either"
+                if golden_id not in known:
+                    why = "not in the baseline"
+                pytest.xfail(f"{result.status}, not a regression ({why})")
+        raise GoldenFailed(_failure_text(run, result))
+
     def reportinfo(self) -> tuple[str, int | None, str]:
         return f"assay golden {self.result_key[1]}", None, self.name
 
 
-class GateItem(pytest.Item):
+class GateItem(_AssayItem):
     """The gate's verdict against the baseline (``--assay-check``)."""
 
     def runtest(self) -> None:
@@ -178,27 +174,17 @@ class GateItem(pytest.Item):
                 lines += [f"  {r.candidate}/{r.id}: {r.why}" for r in run.diff.regressions]
             raise GoldenFailed("\n".join(lines))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, GoldenFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "assay gate", None, self.name
 
 
-def _new_golden(run: GateRun, candidate: str, golden_id: str) -> bool:
-    document = run.baseline_document or {}
-    return golden_id not in document.get("goldens", {}).get(candidate, {})
-
-
-def _failure_text(run: GateRun, candidate: str, golden_id: str) -> str:
+def _failure_text(run: GateRun, result: Result) -> str:
     """What failed, what was said, and how it differs from what was expected."""
     import difflib
 
     from assay.asserts import as_text
 
-    result = next(r for r in run.results if (r.candidate, r.id) == (candidate, golden_id))
+    candidate, golden_id = result.candidate, result.id
     lines = [f"{golden_id} ({candidate}): {result.status}, decided by {result.decided_by}"]
     for check in result.checks:
         if not check.passed:

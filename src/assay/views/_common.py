@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.asserts import as_text  # the text the checks read: what a report shows
+from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
@@ -18,13 +21,13 @@ TRIM: Final = 160
 DIFF_LINES: Final = 8
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]+")
 
-LABEL: dict[str, str] = {
-    "pass": "PASS",
-    "fail": "FAIL",
-    "needs-judge": "NEEDS-JUDGE",
-    "no-output": "NO-OUTPUT",
-    "error": "ERROR",
-}
+LABEL: Final = {status: status.upper() for status in STATUSES}
+
+
+def csp_source(text: str) -> str:
+    """A Content-Security-Policy source allowing exactly this inline text."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def pct(value: float | None) -> str:

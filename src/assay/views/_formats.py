@@ -1,13 +1,9 @@
 """Report format plugins: the contract a ``pkg/name`` format from another package follows.
 
-A format plugin is an entry point in the ``assay.formats`` group naming a function::
-
-    def render(document: Mapping[str, Any], context: RenderContext | None) -> str: ...
-
-``document`` is the JSON document of the run (what ``--format json`` prints, as plain dicts and
-lists); ``context`` says which view is drawn and carries what the document does not. The
-function returns the whole report as text. The views call :func:`render_plugin_format` for a
-namespaced format name that is not built in.
+A format plugin is an entry point in the ``assay.formats`` group naming a
+:class:`FormatRenderer`: the run's JSON document (what ``--format json`` prints) and a
+:class:`RenderContext` in, the whole report as text out (docs/plugins.md). The views call
+:func:`render_plugin_format` for a namespaced format name that is not built in.
 """
 
 from __future__ import annotations
@@ -45,34 +41,16 @@ class FormatRenderer(Protocol):
         ...
 
 
-def load_format(name: str) -> FormatRenderer:
-    """The renderer of the installed format plugin ``name`` (``pkg/name``).
-
-    Raises:
-        PluginError: no installed package declares it, or it cannot load.
-    """
-    renderer: FormatRenderer = load_plugin(FORMATS_GROUP, name)
-    return renderer
-
-
 def render_plugin_format(
     name: str, document: Mapping[str, Any], context: RenderContext | None = None
 ) -> str:
-    """Render ``document`` with the format plugin ``name``.
-
-    Args:
-        name: a namespaced format name, e.g. ``'myorg/csv'``.
-        document: the run's JSON document.
-        context: which view is drawn, and what else the renderer may use.
-
-    Returns:
-        The report text.
+    """Render ``document`` with the format plugin ``name`` (``pkg/name``, e.g. ``'myorg/csv'``).
 
     Raises:
         PluginError: the plugin is not installed, cannot load, raises, or returns something
             other than a string. The message names the plugin.
     """
-    renderer = load_format(name)
+    renderer: FormatRenderer = load_plugin(FORMATS_GROUP, name)
     where = f"format plugin {name!r} (entry point {entry_point_of(FORMATS_GROUP, name)})"
     try:
         text = renderer(document, context)
@@ -83,4 +61,4 @@ def render_plugin_format(
     return text
 
 
-__all__ = ["FormatRenderer", "RenderContext", "load_format", "render_plugin_format"]
+__all__ = ["FormatRenderer", "RenderContext", "render_plugin_format"]

@@ -8,13 +8,12 @@ nothing (its report is ``assay report --run ID --format html``, a file of its ow
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from assay._version import __version__
+from assay.views._common import csp_source, pct
 
 _CSS: Final = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1f2328;background:#fff}
@@ -36,11 +35,6 @@ svg text{font:11px system-ui,sans-serif;fill:#57606a}
 _W: Final = 720
 _H: Final = 160
 _PAD: Final = 32
-
-
-def _csp_hash(text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def _verdict(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -88,7 +82,6 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
     body_rows = []
     for row in reversed(rows):
         rate = row.get("pass_rate")
-        shown_rate = "n/a" if rate is None else f"{rate * 100:.1f}%"
         bar = "" if rate is None else f'<meter min="0" max="1" value="{float(rate):.4f}"></meter> '
         css, verdict = _verdict(row)
         body_rows.append(
@@ -96,11 +89,11 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
             f"<td>{esc(str(row['run_id']))}</td><td>{esc(str(row['kind']))}</td>"
             f"<td>{esc(str(row.get('created_at') or '-'))}</td>"
             f'<td class="num">{int(row.get("total") or 0)}</td>'
-            f'<td class="num">{bar}{shown_rate}</td>'
+            f'<td class="num">{bar}{pct(rate)}</td>'
             f'<td class="{css}">{esc(verdict)}</td>'
             "</tr>"
         )
-    csp = f"default-src 'none'; style-src {_csp_hash(_CSS)}"
+    csp = f"default-src 'none'; style-src {csp_source(_CSS)}"
     table = (
         "<table><thead><tr><th>run</th><th>kind</th><th>when (UTC)</th><th>results</th>"
         "<th>pass rate</th><th>verdict / score</th></tr></thead><tbody>"

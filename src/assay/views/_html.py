@@ -13,8 +13,6 @@ responsive. Stable hooks for tests and users: ``#filter``, ``input.status-filter
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -24,7 +22,7 @@ from typing import Any, Final
 from assay._version import __version__
 from assay.goldens import Golden
 from assay.results import ReportContent
-from assay.views._common import Document, candidates, gate_state
+from assay.views._common import Document, candidates, csp_source, gate_state
 
 # The page's style and script ship as package data (read once, inlined into every report).
 _ASSETS = resources.files("assay").joinpath("views", "assets")
@@ -32,15 +30,9 @@ _CSS: Final = _ASSETS.joinpath("report.css").read_text(encoding="utf-8")
 _JS: Final = _ASSETS.joinpath("report.js").read_text(encoding="utf-8")
 
 
-def _sha256(text: str) -> str:
-    """A CSP source allowing exactly this inline text."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
-
-
 # Only this file's own style and script may apply; no fetch, image, font or frame can load.
 _CSP: Final = (
-    f"default-src 'none'; style-src {_sha256(_CSS)}; script-src {_sha256(_JS)}; "
+    f"default-src 'none'; style-src {csp_source(_CSS)}; script-src {csp_source(_JS)}; "
     "img-src data:; base-uri 'none'; form-action 'none'"
 )
 
@@ -83,10 +75,6 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _page(data: Mapping[str, Any]) -> str:
-    return _PAGE_HEAD + embed_json(data) + _PAGE_TAIL
-
-
 def _golden(golden: Golden | None) -> dict[str, Any] | None:
     if golden is None:
         return None
@@ -119,9 +107,9 @@ def _compact(record: Mapping[str, Any]) -> dict[str, Any]:
 def _cell(result: Mapping[str, Any], content: ReportContent) -> dict[str, Any]:
     cell = _compact(result)
     cell["checks"] = [_compact(c) for c in result.get("checks", ())]
-    produced = content.outputs.get(result["candidate"])
-    cell["has_output"] = produced is not None and result["id"] in produced
-    if produced is not None and result["id"] in produced:
+    produced = content.outputs.get(result["candidate"]) or {}
+    cell["has_output"] = result["id"] in produced
+    if cell["has_output"]:
         cell["output"] = produced[result["id"]]
     cell["before"] = _before(content.baseline, result["candidate"], result["id"])
     return cell
@@ -196,13 +184,6 @@ def page_data(document: Document, content: ReportContent | None = None) -> dict[
 
 
 def render_html(document: Document, content: ReportContent | None = None) -> str:
-    """Any run as one self-contained HTML page.
-
-    Args:
-        document: the results document (``--json`` output or a saved run record).
-        content: goldens, outputs and the baseline for the detail panels (gate runs).
-
-    Returns:
-        The HTML text. It loads nothing from anywhere: no CDN, font or image URL.
-    """
-    return _page(page_data(document, content))
+    """Any run as one self-contained HTML page, which loads nothing from anywhere; ``content``:
+    the goldens, outputs and baseline for the detail panels (gate runs)."""
+    return _PAGE_HEAD + embed_json(page_data(document, content)) + _PAGE_TAIL

@@ -1,13 +1,8 @@
 """JUnit XML: the report CI systems (GitHub, GitLab, Jenkins) already know how to show.
 
-One ``<testsuite>`` per candidate (``agent`` for an agent run, whose composite score and
-components become the suite's properties), one ``<testcase>`` per golden or task (with the
-task's duration as ``time``). ``fail`` is a ``<failure>``,
-``no-output`` and ``error`` are ``<error>`` (the candidate produced nothing scorable), and
-``needs-judge`` is ``<skipped>`` (nothing decided it); why a task zeroed Safety is in its
-failure's text, else its ``<system-out>``. Under ``--check``, or when a gate threshold
-failed, an extra ``assay-gate`` suite carries one failing case per regression plus a ``gate`` case,
-so a CI test view shows why the job went red. Counts on each suite match the candidate's summary.
+One ``<testsuite>`` per candidate (an agent run's composite score and components are its
+properties), one ``<testcase>`` per golden or task, and under ``--check`` (or a failed gate
+threshold) an ``assay-gate`` suite saying why the job went red. The mapping: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -45,11 +40,11 @@ def _sub(parent: ET.Element, tag: str, attrs: Mapping[str, str], body: str | Non
         child.text = clean(body)
 
 
-def _fail_message(result: Mapping[str, Any], lines: list[str]) -> str:
-    if lines:
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        return _short(lines[0]) + more
-    return _short("failed")
+def _fail_message(lines: list[str]) -> str:
+    if not lines:
+        return "failed"
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return _short(lines[0]) + more
 
 
 def _fail_body(result: Mapping[str, Any], lines: list[str]) -> str:
@@ -76,7 +71,7 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportConte
         _sub(
             case,
             "failure",
-            {"message": _fail_message(result, lines), "type": kind},
+            {"message": _fail_message(lines), "type": kind},
             "\n".join([_fail_body(result, lines), *details(result, content)]),
         )
     elif status in ("no-output", "error"):
@@ -161,8 +156,7 @@ def _suite_properties(summary: Mapping[str, Any], document: Document) -> list[tu
 
 def render_junit(document: Document, content: ReportContent | None = None) -> str:
     """Any run as JUnit XML (the Jenkins/Ant ``junit-10.xsd`` shape), its UTF-8 declaration
-    included, ending in a newline; ``document`` and ``content`` as for
-    :func:`~assay.views._markdown.render_markdown`."""
+    included, ending in a newline; ``content``: the expected answers of failing goldens."""
     root = ET.Element("testsuites", {"name": "assay"})
     grouped = by_candidate(document)
     for summary in candidates(document):

@@ -184,17 +184,8 @@ def _totals(document: Document) -> list[str]:
 
 
 def render_markdown(document: Document, content: ReportContent | None = None) -> str:
-    """Any run as GitHub-flavoured Markdown.
-
-    Args:
-        document: the results document (``--json`` output or a saved run record).
-        content: the expected answers, to show how a failing output differs.
-
-    Returns:
-        Verdict (or an agent run's score) line, the composite tables of an agent run,
-        regressions (under ``--check``), the candidates table, failing goldens (at most 50
-        rows), totals.
-    """
+    """Any run as GitHub-flavoured Markdown; ``content``: the expected answers, to show how a
+    failing output differs."""
     lines = [_verdict(document), ""]
     lines += _composite(document["summary"])
     lines += _regressions(document)

@@ -19,10 +19,9 @@ from assay.views._common import (
     score,
     signed,
     title,
+    why,
 )
-from assay.views._common import (
-    why as why_lines,
-)
+from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
@@ -35,7 +34,7 @@ def _row(r: Mapping[str, Any], width: int) -> str:
         flaky = ", FLAKY" if repeats["flaky"] else ""
         line += f"  [{repeats['passed']}/{repeats['k']} repeats{flaky}]"
     if r["status"] != "pass":
-        reasons = why_lines(r)
+        reasons = why(r)
         listed = r.get("failure") or any(not c["passed"] for c in r.get("checks", ()))
         if listed:
             line += "  " + one_line("; ".join(reasons))
@@ -45,11 +44,9 @@ def _row(r: Mapping[str, Any], width: int) -> str:
 
 
 def summary_line(s: Mapping[str, Any]) -> str:
-    c = s["counts"]
+    counts = ", ".join(f"{s['counts'].get(k, 0)} {k}" for k in STATUSES)
     return (
-        f"{s['total']} goldens: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
-        f"{c.get('needs-judge', 0)} needs-judge, {c.get('no-output', 0)} no-output, "
-        f"{c.get('error', 0)} error · pass rate {pct(s['pass_rate'])} · "
+        f"{s['total']} goldens: {counts} · pass rate {pct(s['pass_rate'])} · "
         f"mean score {score(s['mean_score'])}"
     )
 
