@@ -657,6 +657,17 @@ def test_dump_json_format() -> None:
     assert json.loads(text) == {"b": 1, "a": "café", "list": [1, 2]}
 
 
+def test_dump_json_compact_is_one_line_for_what_assay_reads_back(tmp_path: Path) -> None:
+    from assay.gate import save_run
+
+    assert io.dump_json({"b": 1, "a": "café"}, compact=True) == '{"b":1,"a":"café"}\n'
+    run_id = save_run(tmp_path, {"kind": "gate", "summary": {}})
+    text = (tmp_path / ".assay" / "runs" / f"{run_id}.json").read_text(encoding="utf-8")
+    assert text == io.dump_json(
+        {"schema_version": 2, "run_id": run_id, "kind": "gate", "summary": {}}, compact=True
+    )
+
+
 # ============================================================ every call site reads through io
 
 

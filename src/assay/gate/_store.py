@@ -10,14 +10,13 @@ nothing heavy.
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import RunStoreError
-from assay.io import atomic_create_text
+from assay.io import atomic_create_text, dump_json
 
 RUN_SCHEMA_VERSION: Final = 2  # = results.DOCUMENT_SCHEMA_VERSION (a test checks it)
 _PREFIX: Final = "eval_run_"
@@ -34,8 +33,7 @@ def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) 
     for attempt in range(1, 1000):
         run_id = f"{_PREFIX}{stamp}" + ("" if attempt == 1 else f"_{attempt}")
         record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, **document}
-        # Compact: run records are read by assay, and big runs are 10x faster to write so.
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        text = dump_json(record, compact=True)
         if atomic_create_text(folder / f"{run_id}.json", text, RunStoreError):
             return run_id
     raise RunStoreError("could not find a free run file name", source=str(folder))

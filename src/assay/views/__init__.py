@@ -10,7 +10,6 @@ imported only when its format is asked for. Any other format is a plugin named `
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Mapping
 from importlib import import_module
@@ -39,9 +38,9 @@ _RENDERERS: Final = {
 def dump_json(document: Any) -> str:
     """Compact JSON for pipes and files (the C encoder: fast for 100k results); indented for
     a person at a terminal."""
-    if sys.stdout.isatty():
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+    from assay.io import dump_json as dump
+
+    return dump(document, compact=not sys.stdout.isatty())
 
 
 def renderer(fmt: str) -> Callable[..., str]:
@@ -76,10 +75,8 @@ def render(
         return dump_json(document)
     if fmt == "text":
         return renderer(fmt)(document, content, quiet=quiet)
-    if fmt in ("html", "outputs", "markdown", "junit"):
-        return renderer(fmt)(document, content)
     if fmt in _RENDERERS:
-        return renderer(fmt)(document)
+        return renderer(fmt)(document, content)
     from assay.views._formats import RenderContext, render_plugin_format
 
     view = str(document.get("kind", "gate"))
