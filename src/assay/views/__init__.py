@@ -19,6 +19,7 @@ from assay._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
+    from assay.views._formats import FormatRenderer, RenderContext, render_plugin_format
     from assay.views._history import render_history
     from assay.views._terminal import styled, use_colour
     from assay.views._text import render_failures, render_self_test, render_summary, render_verdict
@@ -93,8 +94,11 @@ def failures_only(document: Mapping[str, Any]) -> dict[str, Any]:
 # The pieces the commands draw with, resolved on first use (PEP 562): each module loads only
 # when a command draws with it.
 _EXPORTS: Final = {
+    "FormatRenderer": "_formats",
+    "RenderContext": "_formats",
     "render_failures": "_text",
     "render_history": "_history",
+    "render_plugin_format": "_formats",
     "render_self_test": "_text",
     "render_summary": "_text",
     "render_verdict": "_text",
@@ -104,12 +108,15 @@ _EXPORTS: Final = {
 
 __all__ = [
     "FORMATS",
+    "FormatRenderer",
+    "RenderContext",
     "dump_json",
     "failures_only",
     "is_known_format",
     "render",
     "render_failures",
     "render_history",
+    "render_plugin_format",
     "render_self_test",
     "render_summary",
     "render_verdict",
