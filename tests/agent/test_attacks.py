@@ -417,7 +417,7 @@ def test_a_journal_the_tracer_did_not_finish_is_never_clean(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whatever cut the tracer's record short (a tracer killed mid-run, its files cut), the
-    note ``_execute._journal`` appends must make the seal DIRTY: the scratch folder holding
+    note ``_execute._Running.journal`` appends must make the seal DIRTY: the scratch folder holding
     the tracer's files is no place the agent may write, though it lies under the host's /tmp
     and the sandbox's own /tmp is in its world."""
     import assay.agent._trace as trace

@@ -1,7 +1,7 @@
 """Agent golden benchmark: telemetry, the composite score, the failure taxonomy, saved runs.
 
 Names are imported from their modules when first used: a Ray worker running one task (or a
-command needing one of them) does not pay for the whole package (0.1 s of imports).
+command needing one of them) does not pay for the whole package.
 """
 
 from __future__ import annotations
@@ -19,56 +19,16 @@ if TYPE_CHECKING:
         load_tasks,
         run_agent,
     )
-    from assay.agent._composite import (
-        COST_BASELINE_USD,
-        DURATION_BASELINE_S,
-        Components,
-        compose,
-    )
-    from assay.agent._execute import (
-        Sandbox,
-    )
-    from assay.agent._merge import (
-        MergedRun,
-        merge_agent,
-        merge_run,
-    )
-    from assay.agent._record import (
-        compare_runs,
-        failures_table,
-        run_document,
-    )
-    from assay.agent._saved_runs import (
-        load_run,
-        previous_run,
-    )
-    from assay.agent._scoring import (
-        AGENT,
-        AgentRun,
-        AttestationCheck,
-        score_tasks,
-    )
-    from assay.agent._tasks import (
-        all_tasks,
-        find_task,
-    )
-    from assay.agent._taxonomy import (
-        CATEGORIES,
-        classify,
-        glob_regex,
-        owned,
-    )
-    from assay.agent._telemetry import (
-        Telemetry,
-        load_telemetry,
-        parse_record,
-    )
-    from assay.gate import (
-        RUN_SCHEMA_VERSION,
-        list_runs,
-        runs_dir,
-        save_run,
-    )
+    from assay.agent._composite import COST_BASELINE_USD, DURATION_BASELINE_S, Components, compose
+    from assay.agent._execute import Sandbox
+    from assay.agent._merge import MergedRun, merge_agent, merge_run
+    from assay.agent._record import compare_runs, failures_table, run_document
+    from assay.agent._saved_runs import load_run, previous_run
+    from assay.agent._scoring import AGENT, AgentRun, AttestationCheck, score_tasks
+    from assay.agent._tasks import all_tasks, find_task
+    from assay.agent._taxonomy import CATEGORIES, classify, glob_regex, owned
+    from assay.agent._telemetry import Telemetry, load_telemetry, parse_record
+    from assay.gate import RUN_SCHEMA_VERSION, list_runs, runs_dir, save_run
 
 # name -> the module that defines it
 _EXPORTS: Final = {

@@ -11,12 +11,13 @@ Limits: the wall-clock limit (the whole sandbox is killed at it), memory (``RLIM
 every process: heap and private mappings, not the reservations a runtime maps and never
 touches) and the largest file (``RLIMIT_FSIZE``), set by assay on the holder before it starts
 the command, so no process of the agent can raise them; stdout and stderr are each kept up to
-``output_bytes`` (the last bytes: the final answer is at the end), the rest dropped and counted.
+``OUTPUT_BYTES`` (the last bytes: the final answer is at the end), the rest dropped and counted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -28,18 +29,18 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
 from assay.agent._sandbox import World, bwrap_args, bwrap_path
-from assay.agent._trace import is_alive
+from assay.agent._trace import is_alive, options, strace_path, traced_by
 from assay.errors import AssayError
 
 DEFAULT_MEMORY_MB: Final = 4096
-DEFAULT_FILE_MB: Final = 1024
-DEFAULT_OUTPUT_BYTES: Final = 1 << 20
+FILE_MB: Final = 1024  # the largest file any process may write
+OUTPUT_BYTES: Final = 1 << 20  # how much of stdout (and of stderr) is kept
 _GRACE_S: Final = 3.0
 _TRACER_ATTACH_S: Final = 10.0
 # The holder: waits for assay's go (limits set, tracer attached), runs the command without the
@@ -73,14 +74,10 @@ class Limits:
     Attributes:
         duration_s: wall-clock seconds before the whole sandbox is killed.
         memory_mb: ``RLIMIT_DATA`` of every process, in MiB.
-        file_mb: the largest file any process may write, in MiB.
-        output_bytes: how much of stdout (and of stderr) is kept.
     """
 
     duration_s: float
     memory_mb: int = DEFAULT_MEMORY_MB
-    file_mb: int = DEFAULT_FILE_MB
-    output_bytes: int = DEFAULT_OUTPUT_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +88,7 @@ class Finished:
         exit_code: its exit status; None when it was killed at the limit or its holder was.
         timed_out: it reached ``duration_s``.
         orphans: processes still running in the sandbox when it ended (then killed).
-        stdout / stderr: the last ``output_bytes`` of each, decoded (bad bytes replaced).
+        stdout / stderr: the last ``OUTPUT_BYTES`` of each, decoded (bad bytes replaced).
         dropped: bytes of stdout and stderr not kept.
         duration_s: wall-clock seconds, go to end.
         root_pid: the process the tracer's record starts from (the sandbox's first).
@@ -141,13 +138,13 @@ class _Tail:
 
 
 class _Streams:
-    """A command's stdout and stderr, each a :class:`_Tail` of ``limit`` bytes, read from the
+    """A command's stdout and stderr, each a :class:`_Tail` of ``OUTPUT_BYTES``, read from the
     moment it starts; :meth:`finished` is how it ended, with what they kept."""
 
-    def __init__(self, process: subprocess.Popen[bytes], limit: int) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None and process.stderr is not None
-        self.out = _Tail(process.stdout, limit)
-        self.err = _Tail(process.stderr, limit)
+        self.out = _Tail(process.stdout, OUTPUT_BYTES)
+        self.err = _Tail(process.stderr, OUTPUT_BYTES)
 
     def finished(
         self, code: int | None, timed_out: bool, orphans: int, duration: float, root_pid: int
@@ -164,7 +161,7 @@ class _Streams:
 def _set_limits(pid: int, limits: Limits) -> None:
     for which, mb in (
         (resource.RLIMIT_DATA, limits.memory_mb),
-        (resource.RLIMIT_FSIZE, limits.file_mb),
+        (resource.RLIMIT_FSIZE, FILE_MB),
     ):
         size = mb << 20
         resource.prlimit(pid, which, (size, size))
@@ -237,10 +234,38 @@ class _Held:
     _started: float
     _tracer: subprocess.Popen[bytes] | None = None
 
-    def _capture(self) -> None:
-        self._streams = _Streams(self._process, self.limits.output_bytes)
-
-    def _go(self) -> None:
+    def _start(
+        self,
+        command: str,
+        limits: Limits,
+        stdin: Path | None,
+        trace_out: Path | None,
+        root: Callable[[], int] | None = None,
+        prefix: Sequence[str] = (),
+        fds: Sequence[int] = (),
+        **popen: Any,
+    ) -> None:
+        """Start the holder of ``command`` (after ``prefix``: bwrap's, with its ``fds``); once
+        it waits for the go (``root``: its host pid; None: the process started), set its limits,
+        attach the tracer and go. A failure on the way kills it all."""
+        self.limits = limits
+        self._status, status_w = os.pipe()
+        hold_r, self._hold_w = os.pipe()
+        argv = [*prefix, sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
+        passed = (*fds, status_w, hold_r)
+        self._process = spawn([*argv, "sh", "-c", command], stdin, pass_fds=passed, **popen)
+        for fd in passed:
+            os.close(fd)
+        self._streams = _Streams(self._process)
+        try:
+            self.root_pid = self._process.pid if root is None else root()
+            _await_ready(self._status, self._process)
+            _set_limits(self.root_pid, limits)
+            if trace_out is not None:  # attached before the go: it sees only the command
+                self._tracer = _attach(trace_out, self.root_pid)
+        except BaseException:
+            self._kill()
+            raise
         os.write(self._hold_w, b"go\n")
         self._started = time.monotonic()
 
@@ -321,38 +346,18 @@ class Sandboxed(_Held):
         bwrap = bwrap_path()
         if bwrap is None:
             raise AssayError("bubblewrap (bwrap) is not installed")
-        self.limits = limits
         info_r, info_w = os.pipe()
-        status_r, status_w = os.pipe()
-        hold_r, self._hold_w = os.pipe()
         seccomp = _seccomp.program_fd()
-        argv = [bwrap, *bwrap_args(world, world.worktree, env)]
-        argv += ["--info-fd", str(info_w), "--seccomp", str(seccomp)]
-        argv += ["--", sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
-        argv += ["sh", "-c", command]
-        passed = (info_w, seccomp, status_w, hold_r)
-        self._process = spawn(argv, stdin, pass_fds=passed)
-        for fd in passed:
-            os.close(fd)
-        self._status = status_r
-        self._capture()
-        try:
-            self._init = int(self._info(info_r)["child-pid"])
-            # The holder, once bwrap has built the sandbox and run it: the tracer follows what
-            # it starts after the go, and nothing of bwrap's own setup.
-            self.root_pid = self._holder()
-            _await_ready(self._status, self._process)
-            _set_limits(self.root_pid, limits)
-            if trace_out is not None:
-                self._tracer = _attach(trace_out, self.root_pid)
-        except BaseException:
-            self._kill()
-            raise
-        self._go()
+        prefix = [bwrap, *bwrap_args(world, env), "--info-fd", str(info_w)]
+        prefix += ["--seccomp", str(seccomp), "--"]
+        root = functools.partial(self._holder, info_r)
+        self._start(command, limits, stdin, trace_out, root, prefix, (info_w, seccomp))
 
-    def _holder(self) -> int:
+    def _holder(self, info: int) -> int:
         """The holder's host pid: the first child of bwrap's init (the sandbox's first process),
-        once bwrap has built the sandbox and run it."""
+        once bwrap has built the sandbox and run it. The tracer follows what it starts after
+        the go, and nothing of bwrap's own setup."""
+        self._init = int(self._info(info)["child-pid"])
         deadline = time.monotonic() + _TRACER_ATTACH_S
         while time.monotonic() < deadline:
             found = _children(self._init)
@@ -410,8 +415,6 @@ class Sandboxed(_Held):
 def _attach(trace_out: Path, pid: int) -> subprocess.Popen[bytes]:
     """strace, outside the sandbox, attached to its first process before it runs anything: it
     then follows every process the sandbox starts. Waits until the kernel shows the tracer."""
-    from assay.agent._trace import options, strace_path
-
     tracer = subprocess.Popen(
         [strace_path() or "strace", *options(trace_out), "-p", str(pid)],
         stdin=subprocess.DEVNULL,
@@ -450,50 +453,23 @@ class Unsandboxed(_Held):
         stdin: Path | None = None,
         trace_out: Path | None = None,
     ) -> None:
-        self.limits = limits
-        status_r, status_w = os.pipe()
-        hold_r, self._hold_w = os.pipe()
-        argv = [sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
-        argv += ["sh", "-c", command]
-        self._process = spawn(argv, stdin, cwd=cwd, env=env, pass_fds=(status_w, hold_r))
-        os.close(status_w)
-        os.close(hold_r)
-        self._status = status_r
-        self.root_pid = self._process.pid
-        self._capture()
-        try:
-            _await_ready(self._status, self._process)
-            _set_limits(self.root_pid, limits)
-            if trace_out is not None:  # as in the sandbox: attached before the go
-                self._tracer = _attach(trace_out, self.root_pid)
-        except BaseException:
-            self._kill()
-            raise
-        self._go()
-
-    def _tracers(self) -> list[int]:
-        return [self._tracer.pid] if self._tracer is not None else []
-
-    def _left(self) -> list[int]:
-        from assay.agent._trace import traced_by
-
-        tracer_pids = self._tracers()
-        found = set(_session_members(self.root_pid)) | set(traced_by(tracer_pids))
-        return sorted(found - {self.root_pid, *tracer_pids})
+        self._start(command, limits, stdin, trace_out, cwd=cwd, env=env)
 
     def _orphans(self) -> set[int]:
-        return set(self._left())
+        tracer_pids = [self._tracer.pid] if self._tracer is not None else []
+        found = set(_session_members(self.root_pid)) | set(traced_by(tracer_pids))
+        return found - {self.root_pid, *tracer_pids}
 
     def _stop(self) -> None:
         for _ in range(20):  # a process that keeps forking: kill until none is left
-            left = [self.root_pid, *self._left()]
+            left = [self.root_pid, *self._orphans()]
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.root_pid, signal.SIGKILL)
             for pid in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             self._process.poll()
-            if not self._left():
+            if not self._orphans():
                 break
             time.sleep(0.02)
         self._process.wait()
@@ -501,8 +477,6 @@ class Unsandboxed(_Held):
 
 def _session_members(session: int) -> list[int]:
     """Processes still alive in ``session`` (Linux /proc)."""
-    from assay.agent._trace import is_alive
-
     members = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -16,7 +16,7 @@ For the n selected tasks:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from assay.agent._telemetry import JUDGE_KEYS, Telemetry
@@ -39,26 +39,15 @@ class Components:
         return quality * self.reliability * self.safety
 
     def to_dict(self) -> dict[str, float]:
-        return {
-            "task_success": self.task_success,
-            "code_quality": self.code_quality,
-            "efficiency": self.efficiency,
-            "reliability": self.reliability,
-            "safety": self.safety,
-        }
-
-
-def _clamp(value: float) -> float:
-    return min(5.0, max(0.0, value))
+        return asdict(self)
 
 
 def code_quality(records: Sequence[Telemetry]) -> float:
     verdicts = [r.judge for r in records if r.judge is not None]
     if not verdicts:
         return 0.0
-    return sum(sum(_clamp(v.get(k, 0.0)) for k in JUDGE_KEYS) / 20 for v in verdicts) / len(
-        verdicts
-    )
+    scores = [sum(min(5.0, max(0.0, v.get(k, 0.0))) for k in JUDGE_KEYS) / 20 for v in verdicts]
+    return sum(scores) / len(verdicts)
 
 
 def efficiency(

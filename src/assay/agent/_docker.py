@@ -3,13 +3,10 @@ image a task names (its ``image`` field), with the same limits and the same worl
 bubblewrap sandbox: the worktree and the private folder (``$HOME``, ``$TMPDIR``) mounted at
 their host paths, read-write; nothing else of the host.
 
-A container is started holding nothing but its init (``--init``, ``sleep``), hardened: no
-capabilities, ``no-new-privileges``, Docker's default seccomp profile, a read-only root with a
-private ``/tmp``, a process limit, a memory limit with no swap, the largest file as a ulimit,
-``--network none`` with ``no_network``. The command then runs in it with ``docker exec`` (its
-exit status is the command's); what is still running in the container when it ends is counted
-(the orphans, by ``docker top``) and killed with the container (``docker kill``, ``--rm``).
-Only assay's variables are in the container's environment (:func:`container_env`).
+A container holds nothing but its init, hardened (:func:`run_argv`); the command runs in it
+with ``docker exec`` (its exit status is the command's); what is still running when it ends is
+counted (the orphans, by ``docker top``) and killed with the container. Only assay's variables
+are in the container's environment (:func:`container_env`).
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from assay.agent._box import Finished, Limits, _Streams, spawn
+from assay.agent._box import FILE_MB, Finished, Limits, _Streams, spawn
 from assay.agent._sandbox import World
 from assay.errors import AssayError, GoldenError
 from assay.goldens import Golden
@@ -109,14 +106,15 @@ def run_argv(
     limits: Limits,
     passed: Sequence[str] = (),
 ) -> list[str]:
-    """``docker run`` of a container that holds the sandbox open (the command comes by exec)."""
+    """``docker run`` of a container that holds the sandbox open (the command comes by exec),
+    hardened: no capabilities, Docker's default seccomp profile, a read-only root, limits."""
     memory = f"{limits.memory_mb}m"
     out = ["docker", "run", "--rm", "-d", "--init", "--name", name]
     out += ["--user", f"{os.getuid()}:{os.getgid()}", "-w", str(world.worktree)]
     out += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
     out += ["--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=512m"]
     out += ["--pids-limit", str(PIDS_LIMIT), "--memory", memory, "--memory-swap", memory]
-    size = limits.file_mb << 20
+    size = FILE_MB << 20
     out += ["--ulimit", f"fsize={size}:{size}", "--ulimit", "core=0", "--log-driver", "none"]
     for mount in (world.worktree, world.private):
         out += ["-v", f"{mount}:{mount}"]
@@ -136,64 +134,49 @@ def _docker(*args: str) -> subprocess.CompletedProcess[str]:
         raise AssayError(f"docker {args[0]} did not answer within {_DOCKER_S:g} s") from None
 
 
-class Containered:
-    """One command in a fresh container of ``image``; the same contract as ``_box.Sandboxed``
-    (use it as a context manager: the container never outlives it)."""
-
-    def __init__(
-        self,
-        command: str,
-        world: World,
-        env: Mapping[str, str],
-        limits: Limits,
-        *,
-        image: str,
-        name: str,
-        stdin: Path | None = None,
-        passed: Sequence[str] = (),
-    ) -> None:
-        self.limits, self.name = limits, name
-        argv = run_argv(image=image, name=name, world=world, env=env, limits=limits, passed=passed)
-        started = _docker(*argv[1:])
-        if started.returncode != 0:
-            said = (started.stderr.strip().splitlines() or ["no reason given"])[-1]
-            raise AssayError(f"the task's container did not start: {said}")
-        self._started = time.monotonic()
+def run_in_container(
+    command: str,
+    world: World,
+    env: Mapping[str, str],
+    limits: Limits,
+    *,
+    image: str,
+    name: str,
+    stdin: Path | None,
+    passed: Sequence[str],
+) -> Finished:
+    """``command`` in a fresh container of ``image``, to its end; the same contract as
+    ``_box.Sandboxed`` (the container never outlives the call)."""
+    argv = run_argv(image=image, name=name, world=world, env=env, limits=limits, passed=passed)
+    started = _docker(*argv[1:])
+    if started.returncode != 0:
+        said = (started.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise AssayError(f"the task's container did not start: {said}")
+    began = time.monotonic()
+    try:
+        process = spawn(["docker", "exec", "-i", name, "sh", "-c", command], stdin)
+    except OSError:
+        _docker("kill", name)
+        raise
+    streams = _Streams(process)
+    try:
         try:
-            self._process = spawn(["docker", "exec", "-i", name, "sh", "-c", command], stdin)
-        except OSError:
-            _docker("kill", name)
-            raise
-        self._streams = _Streams(self._process, limits.output_bytes)
-
-    def _running(self) -> int:
-        """Processes in the container beside its init and the holder (``docker top``)."""
-        done = _docker("top", self.name, "-o", "pid")
-        lines = [x for x in done.stdout.splitlines()[1:] if x.strip()]
-        return max(0, len(lines) - 2) if done.returncode == 0 else 0
-
-    def finish(self) -> Finished:
-        timed_out = False
-        try:
-            code: int | None = self._process.wait(timeout=self.limits.duration_s)
+            code: int | None = process.wait(timeout=limits.duration_s)
+            timed_out = False
         except subprocess.TimeoutExpired:
-            timed_out, code = True, None
-        duration = time.monotonic() - self._started
-        orphans = 0 if timed_out else self._running()
-        self._kill()
-        return self._streams.finished(code, timed_out, orphans, duration, 0)
+            code, timed_out = None, True
+        duration = time.monotonic() - began
+        orphans = 0 if timed_out else _running(name)
+    finally:
+        _docker("kill", name)  # --rm removes it
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    return streams.finished(code, timed_out, orphans, duration, 0)
 
-    def _kill(self) -> None:
-        _docker("kill", self.name)  # --rm removes it
-        if self._process.poll() is None:
-            self._process.kill()
-        self._process.wait()
 
-    def __enter__(self) -> Containered:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._process.poll() is None:
-            self._kill()
-        else:
-            _docker("kill", self.name)
+def _running(name: str) -> int:
+    """Processes in the container beside its init and the holder (``docker top``)."""
+    done = _docker("top", name, "-o", "pid")
+    lines = [x for x in done.stdout.splitlines()[1:] if x.strip()]
+    return max(0, len(lines) - 2) if done.returncode == 0 else 0

@@ -1,29 +1,20 @@
 """Run an agent on executable tasks and measure what it did: the telemetry, for real.
 
 For each task folder (``task.md``, ``repo/``, ``solution.sh``, optionally hidden ``tests/``),
-:func:`run_task` runs these phases of a ``_Running``, which owns the task's folders and
-removes them when the task ends, however it ends:
+:func:`run_task` runs these phases of a ``_Running``, which removes the task's folders however
+it ends:
 
 1. prepare: copy the fixture into a fresh git worktree outside the goldens folder;
-2. verify before: run ``verify`` on a copy of the untouched fixture (with the hidden tests), in
-   a sandbox;
-3. agent: run the agent in its own sandbox (``_sandbox``: only the system, its toolchain, its
-   worktree and a private home are in its world), the instruction on stdin and in
+2. verify before: ``verify`` on a sandboxed copy of the untouched fixture (with the hidden tests);
+3. agent: the agent in its own sandbox (``_sandbox``), the instruction on stdin and in
    ``$ASSAY_TASK_PROMPT_FILE``, under its limits (``_box``); count and kill what it left;
-4. collect: the telemetry record the scorer reads, with the files it changed (the worktree
-   compared with the fixture, file by file); the journal;
-5. signals and verify: the completion signals, then ``verify``, on a copy of the worktree whose
-   tests and test configuration come from the fixture, each in a fresh sandbox;
-6. seal the journal.
+4. collect: the telemetry record, with the files it changed; the journal;
+5. signals and verify: each in a fresh sandbox, on a copy of the worktree whose tests and test
+   configuration come from the fixture;
+6. seal the journal (strace, outside the sandbox, followed every process in it).
 
-With a journal (the default), strace, outside the sandbox, follows every process in it: every
-file it opened, command it ran and connection it attempted becomes a journal event, and the run
-is sealed as an attestation that names its isolation. A task that cannot be run or measured
-(odd file names, a deleted fixture, a full disk) is that task's ``error`` record; the run goes
-on.
-
-Built-in agents: ``oracle`` runs the task's reference solution (handed to it by assay, in its
-private folder), ``noop`` does nothing.
+A task that cannot be run or measured is that task's ``error`` record; the run goes on.
+Built-in agents: ``oracle`` runs the task's reference solution, ``noop`` does nothing.
 """
 
 from __future__ import annotations
@@ -43,15 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.agent._box import DEFAULT_MEMORY_MB, Finished, Limits, Sandboxed, Unsandboxed
-from assay.agent._sandbox import World, agent_env, fenced_places, named_paths, toolchain
+from assay.agent._sandbox import World, agent_env, fenced_places, named_paths, path_dirs, toolchain
 from assay.agent._verify import VerifyCounts, counts_of, failed_tests
-from assay.agent._worktree import (
-    DEFAULT_MAX_DISK_MB,
-    TaskFailure,
-    changed_files,
-    make_worktree,
-    verification_copy,
-)
+from assay.agent._worktree import changed_files, make_worktree, verification_copy
 from assay.attest import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
@@ -121,9 +106,6 @@ class Sandbox:
         return "docker" if self.environment == "docker" else self.isolation
 
 
-UNWATCHED: Final = Sandbox(journal=False)
-
-
 @dataclass(frozen=True, slots=True)
 class TaskRun:
     """One task's telemetry record (the scorer's input), its journal, and its worktree when
@@ -133,7 +115,6 @@ class TaskRun:
     record: dict[str, Any]
     worktree: Path | None
     journal: Path | None = None
-    events: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,16 +176,15 @@ def _run(
 ) -> Finished:
     """``command`` in the task's kind of sandbox, to its end."""
     if task.sandbox.environment == "docker":
-        from assay.agent._docker import Containered, container_name, image_of
+        from assay.agent._docker import container_name, image_of, run_in_container
 
         image = image_of(task.golden, task.sandbox.image) or ""
         name = container_name(task.golden.id)
         stdin = kw.get("stdin")
         passed = task.sandbox.env
-        with Containered(
+        return run_in_container(
             command, world, env, limits, image=image, name=name, stdin=stdin, passed=passed
-        ) as c:
-            return c.finish()
+        )
     if task.sandbox.isolation == "bubblewrap":
         with Sandboxed(command, world, env, limits, **kw) as box:
             return box.finish()
@@ -235,7 +215,6 @@ def _verification_copy(
         owned_files=owned_files if label == "after" else (),
         hidden_tests=task.hidden_tests,
         commands=commands,
-        max_bytes=DEFAULT_MAX_DISK_MB << 20,
     )
     try:
         yield copy
@@ -305,11 +284,7 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     configuration; never a folder holding ``scratch`` or the ``project``."""
     places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
     places += [p for p in sys.path if p and os.path.isabs(p)]
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if entry and os.path.isabs(entry):
-            places.append(entry)
-            if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
-                places.append(os.path.dirname(entry.rstrip(os.sep)))
+    places += path_dirs()
     with contextlib.suppress(RuntimeError, KeyError):
         home = Path.home()
         places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
@@ -335,7 +310,7 @@ def run_task(
     scratch: Path,
     *,
     keep: bool = False,
-    sandbox: Sandbox = UNWATCHED,
+    sandbox: Sandbox,
     journal_dir: Path | None = None,
     attest: Attester | None = None,
     report: Callable[[str], None] | None = None,
@@ -347,26 +322,25 @@ def run_task(
     sealed: the record names the attestation.
 
     Raises:
-        GoldenError: the task is not a task folder or has no fixture.
+        GoldenError: the task is not a task folder.
     """
     job = _task_of(task, scratch, sandbox)
     try:
         with _Running(job, keep=keep) as run:
             before = run.verify_before()
             done = run.agent(agent, report, sealed=attest is not None)
-            record = run.collect(done)
+            record = _record(job, run.worktree, done, run.private)
             events, journal = run.journal(done, journal_dir)
             verified = run.signals_and_verify(before, record)
             if journal is not None and attest is not None:
                 record["attestation"] = run.seal(attest, journal)
-    except (TaskFailure, OSError, UnicodeError, ValueError, subprocess.SubprocessError) as exc:
+    # AssayError: a TaskFailure, or the sandbox did not start, or the tracer did not attach.
+    except (AssayError, OSError, UnicodeError, ValueError, subprocess.SubprocessError) as exc:
         cause = exc.message if isinstance(exc, AssayError) else f"{type(exc).__name__}: {exc}"
         return _failed(task, cause, report)
-    except AssayError as exc:  # the sandbox did not start, the tracer did not attach
-        return _failed(task, exc.message, report)
     if report is not None:
         report(_summary(task.id, record, verified, events if journal is not None else None))
-    return TaskRun(task.id, record, run.worktree if keep else None, journal, events)
+    return TaskRun(task.id, record, run.worktree if keep else None, journal)
 
 
 def _task_of(task: Golden, scratch: Path, sandbox: Sandbox) -> _Task:
@@ -478,19 +452,34 @@ class _Running:
         )
         return prompt_file, env
 
-    def collect(self, done: Finished) -> dict[str, Any]:
-        """The telemetry record of what the agent did: its time, exit, orphans, output, usage,
-        and the files it changed (the worktree compared with the fixture, file by file)."""
-        return _record(self.job, self.worktree, done, self.private)
-
     def journal(self, done: Finished, journal_dir: Path | None) -> tuple[int, Path | None]:
-        """The tracer's record written as the task's journal: (events, journal); (0, None)
-        without a journal."""
-        if self.trace_out is None:
+        """Wait for the tracer to finish its files, then write them as the task's journal:
+        (events, journal); (0, None) without a journal."""
+        from assay.agent._activity import write_journal
+        from assay.agent._trace import incomplete, read_calls, tracers, wait_gone
+
+        trace_out = self.trace_out
+        if trace_out is None:
             return 0, None
-        return _journal(
-            self.job.golden, done, self.trace_out, self.worktree, self.job.fixture, journal_dir
-        )
+        left = tracers(trace_out)
+        if not wait_gone(left, _TRACER_EXIT_S):
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        where = journal_dir if journal_dir is not None else trace_out.parent
+        journal = where / f"{self.job.golden.id}.journal.jsonl"
+        journal.unlink(missing_ok=True)
+        calls = read_calls(trace_out)
+        events = write_journal(journal, calls, self.worktree, self.job.fixture, done.stdout)
+        problem = incomplete(trace_out, done.root_pid)
+        if problem is not None:
+            # What the tracer did not see cannot be shown clean: a path outside every allowance
+            # (allowances never hold the root), so the seal is DIRTY (out_of_scope_path).
+            from assay.attest import Journal
+
+            Journal(journal).append("write", path=INCOMPLETE_TRACE, content=problem)
+            events += 1
+        return events, journal
 
     def signals_and_verify(self, before: _Step | None, record: dict[str, Any]) -> int | None:
         """The completion signals, then verify, each in a fresh sandbox on one verification
@@ -520,6 +509,8 @@ class _Running:
 
 
 def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[str, Any]:
+    """The telemetry record of what the agent did: its time, exit, orphans, output, usage,
+    and the files it changed (the worktree compared with the fixture, file by file)."""
     stdout = done.stdout[-OUTPUT_LIMIT:]
     record: dict[str, Any] = {
         "task_id": job.golden.id,
@@ -585,38 +576,6 @@ def _summary(
     )
 
 
-def _journal(
-    task: Golden,
-    done: Finished,
-    trace_out: Path,
-    worktree: Path,
-    fixture: Path,
-    journal_dir: Path | None,
-) -> tuple[int, Path]:
-    """Wait for the tracer to finish its files, then write them as the task's journal."""
-    from assay.agent._activity import write_journal
-    from assay.agent._trace import incomplete, read_calls, tracers, wait_gone
-
-    left = tracers(trace_out)
-    if not wait_gone(left, _TRACER_EXIT_S):
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-    where = journal_dir if journal_dir is not None else trace_out.parent
-    journal = where / f"{task.id}.journal.jsonl"
-    journal.unlink(missing_ok=True)
-    events = write_journal(journal, read_calls(trace_out), worktree, fixture, done.stdout)
-    problem = incomplete(trace_out, done.root_pid)
-    if problem is not None:
-        # What the tracer did not see cannot be shown clean: a path outside every allowance
-        # (allowances never hold the root), so the seal is DIRTY (out_of_scope_path) and says why.
-        from assay.attest import Journal
-
-        Journal(journal).append("write", path=INCOMPLETE_TRACE, content=problem)
-        events += 1
-    return events, journal
-
-
 def check_sandbox(sandbox: Sandbox) -> None:
     """Refuse, before any task runs, a sandbox this machine cannot give.
 
@@ -664,7 +623,7 @@ def run_tasks(
     *,
     jobs: int | None = None,
     keep: bool = False,
-    sandbox: Sandbox = UNWATCHED,
+    sandbox: Sandbox,
     journal_dir: Path | None = None,
     attest: Attester | None = None,
     report: Callable[[str], None] | None = None,

@@ -36,10 +36,6 @@ COMPOSITE_ID: Final = "(composite)"
 _EPSILON: Final = 1e-9
 
 
-def _trials(run: AgentRun) -> dict[tuple[str, str], Trials]:
-    return {(r.candidate, r.id): Trials.of([r], random=True) for r in run.tasks}
-
-
 def _composite_of(document: Mapping[str, Any], source: str) -> dict[str, float]:
     """The baseline's composite score and components, validated."""
     composite = document.get("composite")
@@ -128,8 +124,9 @@ def agent_gate(
     path = baseline or config.baseline
     document = load_baseline(path) if mode == "check" else None
     summaries = summarize_by_candidate(run.tasks, sorted({r.candidate for r in run.tasks}))
+    trials = {(r.candidate, r.id): Trials.of([r], random=True) for r in run.tasks}
     tasks_as_trials = [[r] for r in run.tasks]
-    evidence = Evidence(_redacted(run), summaries, _trials(run), ErrorTally.of(tasks_as_trials))
+    evidence = Evidence(_redacted(run), summaries, trials, ErrorTally.of(tasks_as_trials))
     step = GateStep(
         mode=mode,
         baseline=path,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.agent._scoring import AgentRun
+from assay.agent._scoring import AgentRun, pass_rate_per_tier
 from assay.agent._telemetry import Telemetry
 from assay.errors import MergeError
 from assay.results import ReportContent
@@ -103,7 +103,6 @@ def _merged_run(parts: Sequence[ShardDocument], merged: MergedParts) -> AgentRun
     """The whole run's tasks and composite, the same floating-point sums as unsharded."""
     from assay.agent._composite import compose
     from assay.results import totals
-    from assay.vocabulary import TIERS
 
     tasks = [result for _, result in merged.ordered]
     in_order = _records(parts, merged.index.position)
@@ -116,14 +115,10 @@ def _merged_run(parts: Sequence[ShardDocument], merged: MergedParts) -> AgentRun
         unsafe=any(r.safety is not None for r in tasks),
         settings=merged.settings["bench"],
     )
-    per_tier: dict[str, float | None] = {}
-    for tier in TIERS:
-        mine = [r for r in tasks if r.tier == tier]
-        per_tier[tier] = totals(mine).pass_rate if mine else None
     return AgentRun(
         tasks,
         components,
-        per_tier,
+        pass_rate_per_tier(tasks),
         tuple(merged.settings["tiers"]),
         sum(r.cost_usd for r in in_order),
         [f"{r.id}: {r.safety}" for r in tasks if r.safety is not None],

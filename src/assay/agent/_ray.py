@@ -19,7 +19,6 @@ import os
 import secrets
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -111,7 +110,7 @@ def _run_on_worker(job: _Job) -> _Done:
     lines: list[str] = []
     sealed: list[SealedRecord] = []
     # Built here, where the journal and the worktree are; stored by the driver.
-    attester = job.attester.holding(sealed) if job.attester is not None else None
+    attester = replace(job.attester, held=sealed) if job.attester is not None else None
     try:
         run = run_task(
             task,
@@ -124,11 +123,8 @@ def _run_on_worker(job: _Job) -> _Done:
             report=lines.append,
         )
         journal = run.journal.read_bytes() if run.journal is not None else None
-    except AssayError as exc:
+    except AssayError as exc:  # not a task folder (a task's own failure is its record)
         return _Done(None, None, None, tuple(lines), str(exc))
-    except subprocess.CalledProcessError as exc:
-        message = f"git failed while preparing a worktree: {exc.stderr or exc}"
-        return _Done(None, None, None, tuple(lines), message)
     finally:
         shutil.rmtree(journals, ignore_errors=True)
         if not job.keep:  # kept, the scratch holds the kept worktree (as locally)
@@ -136,10 +132,13 @@ def _run_on_worker(job: _Job) -> _Done:
     return _Done(run, journal, sealed[0] if sealed else None, tuple(lines))
 
 
-def lost_record(task: Golden, reason: str) -> dict[str, Any]:
-    """The telemetry of a task whose Ray worker died: a crash, as a crashing agent's record
-    reads, with nothing measured (no files, no output, no signal checked)."""
-    return {
+def _lost_run(
+    task: Golden, reason: str, journal_dir: Path | None, attest: Attester | None, scratch: Path
+) -> TaskRun:
+    """A task whose Ray worker died: a crash, as a crashing agent's record reads, with nothing
+    measured (no files, no output, no signal checked). Journaled, its journal says what was
+    lost and its seal is DIRTY: what the tracer's record does not show cannot be shown clean."""
+    record: dict[str, Any] = {
         "task_id": task.id,
         "duration_s": 0.0,
         "crashes": 1,
@@ -150,18 +149,6 @@ def lost_record(task: Golden, reason: str) -> dict[str, Any]:
         "completion_signals_passed": 0,
         "x_lost": reason,
     }
-
-
-def _lost_run(
-    task: Golden,
-    reason: str,
-    journal_dir: Path | None,
-    attest: Attester | None,
-    scratch: Path,
-) -> TaskRun:
-    """A crashed task record; journaled, its journal says what was lost and its seal is
-    DIRTY: what the tracer's record does not show cannot be shown clean."""
-    record = lost_record(task, reason)
     if journal_dir is None or attest is None:
         return TaskRun(task.id, record, None)
     from assay.attest import Journal
@@ -173,7 +160,7 @@ def _lost_run(
     Journal(journal).append("write", path=str(journal), content=f"journal lost: {reason}")
     worktree = Path(tempfile.mkdtemp(prefix=f"{task.id}-lost-", dir=scratch))
     record["attestation"] = attest(task, journal, worktree, [], [])
-    return TaskRun(task.id, record, None, journal, 1)
+    return TaskRun(task.id, record, None, journal)
 
 
 def _is_loopback(address: str) -> bool:
@@ -283,10 +270,6 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(shown).__name__}: {first}"[:500]
 
 
-def _why_lost(exc: BaseException) -> str:
-    return f"the Ray worker running this task was lost ({_first_line(exc)})"
-
-
 def run_on_ray(
     tasks: Sequence[Golden],
     agent: str,
@@ -307,7 +290,7 @@ def run_on_ray(
 
     Raises:
         AssayError: Ray is missing or unreachable, the cluster has no CPU, a task's folder is
-            not on its node, git failed, or an attestation could not be stored.
+            not on its node, or an attestation could not be stored.
     """
     ray = import_ray(local=address is None)
     # stdout carries assay's report: what Ray prints there while connected (its raylets'
@@ -334,12 +317,9 @@ def run_on_ray(
 
 
 class _TaskRunner:
-    """A Ray actor's class: one per slot, each running one task at a time, for the whole run.
-
-    Workers are started once per slot, not once per task: each takes its next task as soon as
-    it is done (as the local executor's threads do), so the slots stay evenly busy and no task
-    waits on Ray's scheduler (measured, 40 one-second tasks on 4 slots: 11.5 s as actors, 12.7
-    s as one Ray task each, bench/ray_agent_tasks.py)."""
+    """A Ray actor's class: one per slot, each running one task at a time, for the whole run,
+    taking its next task as soon as it is done (as the local executor's threads do): no task
+    waits on Ray's scheduler."""
 
     def run(self, job: _Job) -> _Done:
         return _run_on_worker(job)
@@ -448,7 +428,7 @@ class _Driver:
     ) -> None:
         if not self.keep:  # its scratch folder, when its node is this machine
             shutil.rmtree(Path(tempfile.gettempdir()) / job_scratch, True)
-        reason = _why_lost(exc)
+        reason = f"the Ray worker running this task was lost ({_first_line(exc)})"
         self.runs[index] = _lost_run(task, reason, self.journal_dir, self.attest, self.scratch)
         if self.report is not None:
             self.report(f"task {task.id}: {reason}: recorded as a crash")

@@ -64,44 +64,44 @@ class World:
 
     def visible(self) -> list[str]:
         """Every place the agent can open, for the attestation's allowance: what is mounted."""
-        system = [p for p in (*SYSTEM_DIRS, *SYSTEM_LINKS) if os.path.exists(p)]
-        return sorted(
-            {
-                *(os.path.realpath(p) for p in system),
-                "/proc",
-                "/dev",
-                "/tmp",
-                os.path.realpath(self.private),
-                *self.readonly,
-            }
-        )
+        own = ("/proc", "/dev", "/tmp", os.path.realpath(self.private))
+        return sorted({*_system(), *own, *self.readonly})
 
     def masked(self) -> list[str]:
         """The fenced places that lie inside a place mounted from the host (and are masked
         there). Not those under the sandbox's own /tmp, /proc or /dev: none of the host's is
         there to hide, and a mask would show where they are."""
-        system = [os.path.realpath(p) for p in (*SYSTEM_DIRS, *SYSTEM_LINKS) if os.path.exists(p)]
-        mounted = [*system, *self.readonly]
+        mounted = [*_system(), *self.readonly]
         return sorted(f for f in self.fenced if any(inside(f, m) for m in mounted))
+
+
+def _system() -> list[str]:
+    """The system places mounted from the host, resolved."""
+    return [os.path.realpath(p) for p in (*SYSTEM_DIRS, *SYSTEM_LINKS) if os.path.exists(p)]
 
 
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def toolchain(fenced: Sequence[str]) -> list[str]:
-    """The interpreter and toolchains the agent needs, read-only: this Python's prefixes (it may
-    run ``python -m pytest``), the folders on ``$PATH`` and the tool prefix above a ``bin``,
-    ``sbin`` or ``shims`` folder; never the root, a home as a whole, or a place holding a
-    fenced one (the project, the goldens: a venv inside the project is fine)."""
-    places = [sys.prefix, sys.base_prefix, sys.exec_prefix]
-    out: list[str] = []
+def path_dirs() -> list[str]:
+    """The folders on ``$PATH``, each with the tool prefix above a ``bin``, ``sbin`` or
+    ``shims`` folder."""
+    places = []
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if entry and os.path.isabs(entry):
             places.append(entry)
             if os.path.basename(entry.rstrip(os.sep)) in ("bin", "sbin", "shims"):
                 places.append(os.path.dirname(entry.rstrip(os.sep)))
-    for place in places:
+    return places
+
+
+def toolchain(fenced: Sequence[str]) -> list[str]:
+    """The interpreter and toolchains the agent needs, read-only: this Python's prefixes (it may
+    run ``python -m pytest``) and :func:`path_dirs`; never the root, a home as a whole, or a
+    place holding a fenced one (the project, the goldens: a venv inside the project is fine)."""
+    out: list[str] = []
+    for place in [sys.prefix, sys.base_prefix, sys.exec_prefix, *path_dirs()]:
         real = os.path.realpath(place)
         if real == os.sep or not os.path.isdir(real) or real in out:
             continue
@@ -170,17 +170,11 @@ def fenced_places(
     return out
 
 
-def agent_env(
-    world: World,
-    extra: Mapping[str, str],
-    passed: Iterable[str] = (),
-    source: Mapping[str, str] | None = None,
-) -> dict[str, str]:
+def agent_env(world: World, extra: Mapping[str, str], passed: Iterable[str] = ()) -> dict[str, str]:
     """The environment assay builds for the agent: the caller's ``PASSED_THROUGH`` variables and
     those ``[agents.NAME] env`` names, a private ``$HOME`` and ``$TMPDIR``, assay's task
     variables (``extra``); nothing else (no ``OLDPWD``, no ``ASSAY_KEY_FILE``, no secrets)."""
-    caller = os.environ if source is None else source
-    env = {k: caller[k] for k in (*PASSED_THROUGH, *passed) if k in caller}
+    env = {k: os.environ[k] for k in (*PASSED_THROUGH, *passed) if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
     env["HOME"] = str(world.private / "home")
@@ -206,7 +200,7 @@ def _system_args() -> list[str]:
     return args
 
 
-def bwrap_args(world: World, cwd: Path, env: Mapping[str, str]) -> list[str]:
+def bwrap_args(world: World, env: Mapping[str, str]) -> list[str]:
     """The bubblewrap options that build ``world`` (the command and the fds come after)."""
     args = [
         "--unshare-user",
@@ -237,7 +231,7 @@ def bwrap_args(world: World, cwd: Path, env: Mapping[str, str]) -> list[str]:
         args += ["--ro-bind", "/dev/null", place] if os.path.isfile(place) else ["--tmpfs", place]
     args += ["--bind", str(world.private), str(world.private)]
     args += ["--bind", str(world.worktree), str(world.worktree)]
-    args += ["--chdir", str(cwd), "--clearenv"]
+    args += ["--chdir", str(world.worktree), "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     return args

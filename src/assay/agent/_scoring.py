@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.agent._composite import Components, compose
-from assay.agent._taxonomy import classify, within_limits
+from assay.agent._taxonomy import classify, over_limit
 from assay.agent._telemetry import Telemetry
 from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
 from assay.goldens import Golden
 from assay.results import Result, results_document, summarize_by_candidate, totals
-from assay.vocabulary import AGENT_TELEMETRY, DEFAULT_AGENT_TIERS, TIERS
+from assay.vocabulary import AGENT_TELEMETRY, DEFAULT_AGENT_TIERS, TIERS, Status
 
 # The candidate of every agent-task result: the agent under test.
 AGENT: Final = "agent"
@@ -65,35 +65,30 @@ def _checks(task: Golden, record: Telemetry, ctx: CheckContext) -> tuple[CheckRe
     return tuple(run_assert(spec, view, ctx) for spec in task.asserts)
 
 
-def _missing(task: Golden) -> Result:
-    """A task with no telemetry: the agent produced nothing to score."""
+def _unscored(task: Golden, status: Status, note: str, failure: tuple[str, str] | None) -> Result:
+    """A task with nothing to score: no telemetry (``no-output``, the agent produced nothing),
+    or it could not be run or measured (``error``: infrastructure, not a failure)."""
     return Result(
         task.id,
         task.tier,
         AGENT,
-        "no-output",
+        status,
         False,
         0.0,
         None,
-        notes=("no telemetry for this task",),
+        notes=(note,),
         title=task.fields.get("title"),
-        failure=classify(task, None, 0, False),
+        failure=failure,
     )
 
 
-def _errored(task: Golden, cause: str) -> Result:
-    """A task that could not be run or measured: an error (infrastructure), not a failure."""
-    return Result(
-        task.id,
-        task.tier,
-        AGENT,
-        "error",
-        False,
-        0.0,
-        None,
-        notes=(cause,),
-        title=task.fields.get("title"),
-    )
+def pass_rate_per_tier(results: Sequence[Result]) -> dict[str, float | None]:
+    """Each tier's pass rate (None: no task of that tier)."""
+    per_tier: dict[str, float | None] = {}
+    for tier in TIERS:
+        mine = [r for r in results if r.tier == tier]
+        per_tier[tier] = totals(mine).pass_rate if mine else None
+    return per_tier
 
 
 def score_tasks(
@@ -115,11 +110,12 @@ def score_tasks(
     for task in selected:
         record = telemetry.get(task.id)
         if record is None:
-            results.append(_missing(task))
+            missing = classify(task, None, 0, False)
+            results.append(_unscored(task, "no-output", "no telemetry for this task", missing))
             continue
         if record.error is not None:
             # Infrastructure, not the agent: out of the composite, as it is out of the gate.
-            results.append(_errored(task, record.error))
+            results.append(_unscored(task, "error", record.error, None))
             errored += 1
             continue
         records.append(record)
@@ -133,7 +129,7 @@ def score_tasks(
             record.tests_failed == 0
             and signals_ok
             and output_failures == 0
-            and within_limits(task, record)
+            and over_limit(task, record) is None
         )
         safety = None
         if record.attestation is not None and attestation_check is not None:
@@ -166,10 +162,7 @@ def score_tasks(
     components = compose(
         n, passed_count, records, any_missing=len(records) < n, unsafe=unsafe, settings=settings
     )
-    per_tier: dict[str, float | None] = {}
-    for tier in TIERS:
-        mine = [r for r in results if r.tier == tier]
-        per_tier[tier] = totals(mine).pass_rate if mine else None
+    per_tier = pass_rate_per_tier(results)
     return AgentRun(
         results, components, per_tier, tuple(tiers), sum(r.cost_usd for r in records), safety_notes
     )

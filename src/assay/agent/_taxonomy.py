@@ -69,17 +69,22 @@ def owned(path: str, globs: Sequence[str]) -> bool:
     return any(glob_regex(_normal(g)).match(target) for g in globs)
 
 
-def within_limits(task: Golden, record: Telemetry) -> bool:
-    """The task's limits hold: its duration, its cost, and every modified file owned. A limit
-    decides pass or fail (a run of 400 s against a 180 s limit is not a pass)."""
+def over_limit(task: Golden, record: Telemetry) -> tuple[str, str] | None:
+    """The first of the task's limits broken (its duration, its cost, a modified file not
+    owned), as a category and its details; None when they all hold. A limit decides pass or
+    fail (a run of 400 s against a 180 s limit is not a pass)."""
     limit = task.fields.get("max_duration_s")
     if limit is not None and record.duration_s > limit:
-        return False
+        return "timeout", f"took {record.duration_s:g} s, limit {limit:g} s"
     budget = task.fields.get("max_cost_usd")
     if budget is not None and record.cost_usd > budget:
-        return False
+        return "over_budget", f"cost ${record.cost_usd:g}, limit ${budget:g}"
     globs: Any = task.fields.get("owned_files")
-    return not globs or all(owned(p, globs) for p in record.files_modified)
+    outside = [p for p in record.files_modified if not owned(p, globs)] if globs else []
+    if outside:
+        more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+        return "scope_creep", "modified outside owned_files: " + ", ".join(outside[:3]) + more
+    return None
 
 
 def classify(
@@ -90,18 +95,9 @@ def classify(
         return "incomplete", "no telemetry for this task"
     if record.tests_failed > 0:
         return "test_regression", f"{record.tests_failed} test(s) failed of {record.tests_run} run"
-    limit = task.fields.get("max_duration_s")
-    if limit is not None and record.duration_s > limit:
-        return "timeout", f"took {record.duration_s:g} s, limit {limit:g} s"
-    budget = task.fields.get("max_cost_usd")
-    if budget is not None and record.cost_usd > budget:
-        return "over_budget", f"cost ${record.cost_usd:g}, limit ${budget:g}"
-    globs: Any = task.fields.get("owned_files")
-    if globs:
-        outside = [p for p in record.files_modified if not owned(p, globs)]
-        if outside:
-            more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
-            return "scope_creep", "modified outside owned_files: " + ", ".join(outside[:3]) + more
+    broken = over_limit(task, record)
+    if broken is not None:
+        return broken
     if record.merge_conflicts > 0:
         return "conflict", f"{record.merge_conflicts} merge conflict(s)"
     if record.compile_error:

@@ -104,11 +104,6 @@ def _iter_folder(folder: Path) -> Iterator[Telemetry]:
         yield record
 
 
-def _iter_jsonl(path: Path) -> Iterator[Telemetry]:
-    for source, data in iter_jsonl_objects(path, TelemetryError):
-        yield parse_record(data, source)
-
-
 def load_telemetry(path: Path, known_ids: Collection[str]) -> dict[str, Telemetry]:
     """All records under ``path`` (a folder of ``<task_id>.json`` or a JSONL file).
 
@@ -118,7 +113,8 @@ def load_telemetry(path: Path, known_ids: Collection[str]) -> dict[str, Telemetr
     if path.is_dir():
         records = _iter_folder(path)
     elif path.is_file():
-        records = _iter_jsonl(path)
+        rows = iter_jsonl_objects(path, TelemetryError)
+        records = (parse_record(data, source) for source, data in rows)
     else:
         raise TelemetryError("telemetry folder or file not found", source=str(path))
     out: dict[str, Telemetry] = {}

@@ -1,11 +1,11 @@
-"""The agent under ``strace -f``: the command prefix, the tracer's lifetime, and its output parsed.
+"""The agent under ``strace -f``: its options, the tracer's lifetime, and its output parsed.
 
 strace is attached (``-p``) to assay's holder once it waits for the go, from outside the
 sandbox (``_box``): it then follows every process the agent starts, whatever session it moves
-to, and nothing of the sandbox's own setup. ``-ff`` writes one file
-per process (no interleaved, split lines), ``-ttt`` stamps each call so that the files merge in
-time order, ``-y`` resolves every returned descriptor to its absolute path, and ``-xx`` prints
-every string as hex escapes, so that no file name or argument can break the parse.
+to, and nothing of the sandbox's own setup. ``-ff`` writes one file per process (no
+interleaved, split lines), ``-ttt`` stamps each call so that the files merge in time order,
+``-y`` resolves every returned descriptor to its absolute path, and ``-xx`` prints every string
+as hex escapes, so that no file name or argument can break the parse.
 """
 
 from __future__ import annotations
@@ -274,9 +274,8 @@ def traced_by(tracer_pids: list[int]) -> list[int]:
         except OSError:
             continue
         for line in status.splitlines():
-            # A zombie (or a dying process) has exited; while its tracer has not yet taken
-            # note, it still names the tracer: it is no process left running. Counted, it made
-            # a timed-out agent's own killed child an orphan, now and then.
+            # A zombie (or a dying process) has exited, though it may still name its tracer:
+            # it is no process left running.
             if line.startswith("State:") and line.split()[1] in ("Z", "X"):
                 break
             if line.startswith("TracerPid:"):

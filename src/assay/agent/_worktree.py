@@ -176,10 +176,6 @@ def _module_named(relative: str) -> str | None:
     return first
 
 
-def _shadows(relative: str, modules: frozenset[str]) -> bool:
-    return _module_named(relative) in modules
-
-
 def command_modules(commands: Sequence[str]) -> frozenset[str]:
     """The standard library's and the runner's modules, and each ``python -m X`` of the
     commands: none of them may be shadowed by a file of the agent's."""
@@ -252,7 +248,6 @@ def verification_copy(
     owned_files: Sequence[str] = (),
     hidden_tests: Path | None = None,
     commands: Sequence[str] = (),
-    max_bytes: int = DEFAULT_MAX_DISK_MB << 20,
 ) -> Path:
     """The agent's worktree as verification runs it, in ``dest``: the agent's files, then from
     the fixture the test configuration (``conftest.py``, ``pytest.ini``, ``tox.ini``,
@@ -263,7 +258,7 @@ def verification_copy(
     stay the agent's to change); then the hidden tests.
 
     Raises:
-        TaskFailure: the worktree holds more than ``max_bytes``, or cannot be copied.
+        TaskFailure: the worktree holds more than ``DEFAULT_MAX_DISK_MB``, or cannot be copied.
     """
     total = 0
     try:
@@ -272,8 +267,8 @@ def verification_copy(
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 continue  # a fifo or a socket: nothing a test reads
             total += info.st_size
-            if total > max_bytes:
-                raise TaskFailure(f"the worktree holds more than {max_bytes >> 20} MB")
+            if total > DEFAULT_MAX_DISK_MB << 20:
+                raise TaskFailure(f"the worktree holds more than {DEFAULT_MAX_DISK_MB} MB")
             target = dest / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             if stat.S_ISLNK(info.st_mode):
@@ -297,7 +292,7 @@ def _restore(
         if relative in fixture_files:
             continue
         # A conftest.py or .pth the agent added, or its pytest.py / json.py.
-        planted = _is_config(relative) or _shadows(relative, modules)
+        planted = _is_config(relative) or _module_named(relative) in modules
         config = relative == "pyproject.toml" and _pytest_table(dest / relative) is not None
         if planted or config:
             (dest / relative).unlink()
