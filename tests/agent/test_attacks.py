@@ -175,14 +175,14 @@ def not_a_clean_pass(document: dict[str, Any], task_id: str = "fix-add") -> None
 def run_direct(project: Path, agent: str, *, keep: bool = False, jobs: int = 1) -> list[Any]:
     """The runner itself (no scoring): every task of the project's goldens, journaled, in the
     bubblewrap sandbox, the project fenced."""
-    from assay.agent._execute import Sandbox, run_tasks
+    from assay.agent._execute import Execution, Sandbox, run_tasks
     from assay.goldens import iter_goldens
 
     tasks = sorted(iter_goldens(project / "goldens"), key=lambda t: t.id)
     sandbox = Sandbox(journal=True, isolation="bubblewrap", project=str(project))
     where = project / "journals"
     where.mkdir(exist_ok=True)
-    return run_tasks(tasks, agent, jobs=jobs, keep=keep, sandbox=sandbox, journal_dir=where)
+    return run_tasks(tasks, Execution(agent, sandbox, keep=keep, journal_dir=where), jobs=jobs)
 
 
 def running(marker: str) -> list[str]:

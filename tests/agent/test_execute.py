@@ -148,8 +148,11 @@ def test_the_instruction_reaches_the_agent_and_its_output_is_scored(tmp_path: Pa
 
 
 def test_tasks_run_concurrently_with_jobs(tmp_path: Path) -> None:
+    # A roomy time limit: the task's own 2 s killed traced agents on a loaded machine (an
+    # empty output); the overlap of the stamps is what this test counts.
+    roomy = TASK.replace("max_duration_s: 2", "max_duration_s: 60")
     for i in range(4):
-        make_task(tmp_path, f"fix-{i}")
+        make_task(tmp_path, f"fix-{i}", roomy)
     # Each agent prints when it starts and ends (nothing outside its worktree is writable);
     # with --jobs 4 the spans overlap.
     agent = 'python3 -c "import time; s=time.time(); time.sleep(0.5); print(s, time.time())"'

@@ -173,7 +173,7 @@ def test_the_attester_takes_isolation_when_it_seals_and_when_it_builds(
     path = journal(tmp_path, [{"kind": "exec", "command": "pytest -q"}])
     worktree = tmp_path / "wt"
     docker = {"kind": "docker", "not_mounted": ["/x"]}
-    stored = attester(task, path, worktree, [], [], isolation=docker)
+    stored = attester.store(attester.build(task, path, worktree, [], [], isolation=docker))
     assert record_of(tmp_path, stored)["isolation"] == docker
     built = attester.build(task, path, worktree, [], [], isolation={"kind": "none"})
     assert json.loads(built.data)["isolation"] == {"kind": "none", "not_mounted": []}

@@ -301,7 +301,7 @@ def test_the_agent_attester_seals_into_its_folder(
     folder = tmp_path / "proof"
     attest, task = attester(tmp_path, keys, folder)
     path = journal(tmp_path / "a.journal.jsonl", CLEAN_EVENTS)
-    attestation_id = attest(task, path, tmp_path / "wt", [], [])
+    attestation_id = attest.store(attest.build(task, path, tmp_path / "wt", [], []))
     assert record_of(folder, attestation_id).is_file()
     assert not (tmp_path / DEFAULT_STORE).exists()
     assert verify(tmp_path, attestation_id, load_key(keys), folder=folder).ok

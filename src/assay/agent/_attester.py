@@ -26,10 +26,10 @@ class SealedRecord:
 
 @dataclass(frozen=True, slots=True)
 class Attester:
-    """What seals a task's journal as it runs: ``attester(task, journal, worktree,
-    allow_paths, given, isolation=...)`` seals and stores, returning the attestation id;
-    ``isolation`` (how the agent was fenced off, see ``assay.attest._seal.isolation_field``) is
-    signed into the record. On a Ray worker (with ``held``) it builds the record and holds it
+    """What seals a task's journal as it runs: ``attester.store(attester.build(task, journal,
+    worktree, allow_paths, given, isolation=...))`` seals and stores, returning the attestation
+    id; ``isolation`` (how the agent was fenced off, see ``assay.attest._seal.isolation_field``)
+    is signed into the record. On a Ray worker (with ``held``) :meth:`store` holds the record
     for the driver to store: the project is where the driver is.
 
     Attributes:
@@ -51,24 +51,6 @@ class Attester:
     folder: Path | None = None
     held: list[SealedRecord] | None = field(default=None, repr=False, compare=False)
 
-    def __call__(
-        self,
-        task: Golden,
-        journal: Path,
-        worktree: Path,
-        allow_paths: Sequence[str],
-        given: Sequence[str],
-        *,
-        isolation: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Seal: :meth:`build` the record and :meth:`store` it, or on a Ray worker hold it; its
-        id. (The signature is written out so that mypy checks the two call sites.)"""
-        built = self.build(task, journal, worktree, allow_paths, given, isolation=isolation)
-        if self.held is None:
-            return self.store(built)
-        self.held.append(built)
-        return built.id
-
     def build(
         self,
         task: Golden,
@@ -79,9 +61,8 @@ class Attester:
         *,
         isolation: Mapping[str, Any] | None = None,
     ) -> SealedRecord:
-        """The signed record of what :meth:`__call__` would seal, without storing it: built
-        where the journal and the worktree are (a Ray worker), stored by :meth:`store` where
-        the project is.
+        """The signed record of ``journal``, not stored yet: built where the journal and the
+        worktree are, stored by :meth:`store` where the project is.
 
         Raises:
             AssayError: an unreadable reference file, a broken journal, no worktree, a
@@ -108,12 +89,16 @@ class Attester:
         return SealedRecord(digest, task.id, str(record["verdict"]), data)
 
     def store(self, sealed: SealedRecord) -> str:
-        """Store a record :meth:`build` made and chain it into the lineage and the audit log.
+        """Store a record :meth:`build` made and chain it into the lineage and the audit log
+        (on a Ray worker, hold it for the driver to store); its id.
 
         Raises:
             AssayError: a damaged chain, an existing record, a write error; a record whose
                 bytes are not the ones its id names.
         """
+        if self.held is not None:
+            self.held.append(sealed)
+            return sealed.id
         from assay.attest import store
 
         stored = store(

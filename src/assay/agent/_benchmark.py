@@ -307,6 +307,7 @@ def execute_agent(
     """
     from datetime import UTC, datetime
 
+    from assay.agent._execute import Execution
     from assay.io import atomic_write_text, dump_json
 
     if executor not in ("local", "ray"):
@@ -320,6 +321,9 @@ def execute_agent(
     attest = _journal_attester(box, runnable, f"run_{stamp}", options, config)
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)
+    execution = Execution(
+        agent, box, keep=keep_worktrees, journal_dir=folder, attest=attest, report=report
+    )
     if executor == "ray":
         from assay.agent._ray import run_on_ray
 
@@ -329,16 +333,7 @@ def execute_agent(
 
         execute = functools.partial(run_tasks, checked=True)
     try:
-        runs = execute(
-            runnable,
-            agent,
-            jobs=jobs,
-            keep=keep_worktrees,
-            sandbox=box,
-            journal_dir=folder,
-            attest=attest,
-            report=report,
-        )
+        runs = execute(runnable, execution, jobs=jobs)
     except AssayError:
         with contextlib.suppress(OSError):  # a run that never started (no Ray) leaves nothing
             folder.rmdir()

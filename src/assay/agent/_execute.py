@@ -107,6 +107,28 @@ class Sandbox:
 
 
 @dataclass(frozen=True, slots=True)
+class Execution:
+    """How each task of a run is executed, whoever runs it (a thread here, a Ray worker).
+
+    Attributes:
+        agent: the agent's command (or ``oracle``, ``noop``).
+        sandbox: how it is fenced and watched.
+        keep: keep each task's worktree.
+        journal_dir: where the journals are written (None: the tracer's folder, removed after
+            the task).
+        attest: what seals each journal (None: no seal).
+        report: where the progress lines go (None: nowhere).
+    """
+
+    agent: str
+    sandbox: Sandbox
+    keep: bool = False
+    journal_dir: Path | None = None
+    attest: Attester | None = None
+    report: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TaskRun:
     """One task's telemetry record (the scorer's input), its journal, and its worktree when
     kept."""
@@ -304,33 +326,24 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
     return out
 
 
-def run_task(
-    task: Golden,
-    agent: str,
-    scratch: Path,
-    *,
-    keep: bool = False,
-    sandbox: Sandbox,
-    journal_dir: Path | None = None,
-    attest: Attester | None = None,
-    report: Callable[[str], None] | None = None,
-) -> TaskRun:
-    """Run ``agent`` on one executable task and measure it; a failure of this task (not of the
+def run_task(task: Golden, execution: Execution, scratch: Path) -> TaskRun:
+    """Run the agent on one executable task and measure it; a failure of this task (not of the
     run) is its ``error`` record.
 
-    With ``sandbox.journal``, the journal is written to ``journal_dir`` and, with ``attest``,
-    sealed: the record names the attestation.
+    With a journal (``sandbox.journal``), it is written to ``execution.journal_dir`` and, with
+    ``attest``, sealed: the record names the attestation.
 
     Raises:
         GoldenError: the task is not a task folder.
     """
-    job = _task_of(task, scratch, sandbox)
+    attest, report, keep = execution.attest, execution.report, execution.keep
+    job = _task_of(task, scratch, execution.sandbox)
     try:
         with _Running(job, keep=keep) as run:
             before = run.verify_before()
-            done = run.agent(agent, report, sealed=attest is not None)
+            done = run.agent(execution.agent, report, sealed=attest is not None)
             record = _record(job, run.worktree, done, run.private)
-            events, journal = run.journal(done, journal_dir)
+            events, journal = run.journal(done, execution.journal_dir)
             verified = run.signals_and_verify(before, record)
             if journal is not None and attest is not None:
                 record["attestation"] = run.seal(attest, journal)
@@ -505,7 +518,10 @@ class _Running:
         allowed = _allowed(self.job, self.world, self.trace_dir, self.private)
         isolation = {"kind": self.job.sandbox.kind, "not_mounted": list(self.job.fenced)}
         task = self.job.golden
-        return attest(task, journal, self.worktree, allowed, self._given, isolation=isolation)
+        built = attest.build(
+            task, journal, self.worktree, allowed, self._given, isolation=isolation
+        )
+        return attest.store(built)
 
 
 def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[str, Any]:
@@ -618,24 +634,16 @@ def check_sandbox(sandbox: Sandbox) -> None:
 
 
 def run_tasks(
-    tasks: Sequence[Golden],
-    agent: str,
-    *,
-    jobs: int | None = None,
-    keep: bool = False,
-    sandbox: Sandbox,
-    journal_dir: Path | None = None,
-    attest: Attester | None = None,
-    report: Callable[[str], None] | None = None,
-    checked: bool = False,
+    tasks: Sequence[Golden], execution: Execution, *, jobs: int | None = None, checked: bool = False
 ) -> list[TaskRun]:
-    """Run ``agent`` on every task here, ``jobs`` at a time (default 1) in threads, in task
+    """Run the agent on every task here, ``jobs`` at a time (default 1) in threads, in task
     order (``checked``: the caller already ran :func:`check_sandbox` and the image check).
     The Ray executor is ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
 
     Raises:
         AssayError: the sandbox cannot be given here.
     """
+    sandbox = execution.sandbox
     if not checked:
         if sandbox.environment == "docker":
             from assay.agent._docker import check_images
@@ -643,22 +651,9 @@ def run_tasks(
             check_images(tasks, sandbox.image)
         check_sandbox(sandbox)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
-
-    def one(task: Golden) -> TaskRun:
-        return run_task(
-            task,
-            agent,
-            scratch,
-            keep=keep,
-            sandbox=sandbox,
-            journal_dir=journal_dir,
-            attest=attest,
-            report=report,
-        )
-
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
-            return list(pool.map(one, tasks))
+            return list(pool.map(lambda task: run_task(task, execution, scratch), tasks))
     finally:
-        if not keep:
+        if not execution.keep:
             shutil.rmtree(scratch, ignore_errors=True)

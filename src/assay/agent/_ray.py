@@ -21,14 +21,14 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from assay.agent._attester import Attester, SealedRecord
-from assay.agent._execute import Sandbox, TaskRun, run_task
+from assay.agent._attester import SealedRecord
+from assay.agent._execute import Execution, TaskRun, run_task
 from assay.errors import AssayError
 from assay.goldens import Golden
 from assay.io import atomic_create_bytes
@@ -69,13 +69,12 @@ def import_ray(*, local: bool) -> ModuleType:
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    """What a worker gets: one task and how to run it (the attester holds the key: it signs)."""
+    """What a worker gets: one task and how to run it (the attester holds the key: it signs).
+    Its execution names no journal folder and no report: those are the driver's, the worker
+    has its own."""
 
     task: Golden
-    agent: str
-    keep: bool
-    sandbox: Sandbox
-    attester: Attester | None
+    execution: Execution
     scratch: str  # the name of its scratch folder: the driver cleans up after a dead worker
 
 
@@ -109,32 +108,23 @@ def _run_on_worker(job: _Job) -> _Done:
     journals.mkdir()
     lines: list[str] = []
     sealed: list[SealedRecord] = []
-    # Built here, where the journal and the worktree are; stored by the driver.
-    attester = replace(job.attester, held=sealed) if job.attester is not None else None
+    # Built here, where the journal and the worktree are; held for the driver to store.
+    attest = job.execution.attest
+    holder = replace(attest, held=sealed) if attest is not None else None
+    execution = replace(job.execution, journal_dir=journals, attest=holder, report=lines.append)
     try:
-        run = run_task(
-            task,
-            job.agent,
-            scratch,
-            keep=job.keep,
-            sandbox=job.sandbox,
-            journal_dir=journals,
-            attest=attester,
-            report=lines.append,
-        )
+        run = run_task(task, execution, scratch)
         journal = run.journal.read_bytes() if run.journal is not None else None
     except AssayError as exc:  # not a task folder (a task's own failure is its record)
         return _Done(None, None, None, tuple(lines), str(exc))
     finally:
         shutil.rmtree(journals, ignore_errors=True)
-        if not job.keep:  # kept, the scratch holds the kept worktree (as locally)
+        if not execution.keep:  # kept, the scratch holds the kept worktree (as locally)
             shutil.rmtree(scratch, ignore_errors=True)
     return _Done(run, journal, sealed[0] if sealed else None, tuple(lines))
 
 
-def _lost_run(
-    task: Golden, reason: str, journal_dir: Path | None, attest: Attester | None, scratch: Path
-) -> TaskRun:
+def _lost_run(task: Golden, reason: str, execution: Execution, scratch: Path) -> TaskRun:
     """A task whose Ray worker died: a crash, as a crashing agent's record reads, with nothing
     measured (no files, no output, no signal checked). Journaled, its journal says what was
     lost and its seal is DIRTY: what the tracer's record does not show cannot be shown clean."""
@@ -149,6 +139,7 @@ def _lost_run(
         "completion_signals_passed": 0,
         "x_lost": reason,
     }
+    journal_dir, attest = execution.journal_dir, execution.attest
     if journal_dir is None or attest is None:
         return TaskRun(task.id, record, None)
     from assay.attest import Journal
@@ -159,7 +150,7 @@ def _lost_run(
     # the seal DIRTY, as a tracer's record cut short does locally.
     Journal(journal).append("write", path=str(journal), content=f"journal lost: {reason}")
     worktree = Path(tempfile.mkdtemp(prefix=f"{task.id}-lost-", dir=scratch))
-    record["attestation"] = attest(task, journal, worktree, [], [])
+    record["attestation"] = attest.store(attest.build(task, journal, worktree, [], []))
     return TaskRun(task.id, record, None, journal)
 
 
@@ -272,17 +263,12 @@ def _first_line(exc: BaseException) -> str:
 
 def run_on_ray(
     tasks: Sequence[Golden],
-    agent: str,
+    execution: Execution,
     *,
     jobs: int | None = None,
-    keep: bool = False,
-    sandbox: Sandbox,
-    journal_dir: Path | None = None,
-    attest: Attester | None = None,
-    report: Callable[[str], None] | None = None,
     address: str | None = None,
 ) -> list[TaskRun]:
-    """Run ``agent`` on every task as Ray tasks, in task order.
+    """Run the agent on every task as Ray tasks, in task order.
 
     ``jobs``: at most that many tasks at once (None: as many as the cluster has CPUs, each
     task taking one). With no ``address`` a local Ray (``jobs`` CPUs, else this machine's) is
@@ -303,11 +289,12 @@ def run_on_ray(
             slots = int(ray.cluster_resources().get("CPU", 0))
             if slots < 1:
                 raise AssayError("the Ray cluster has no CPU to run a task on")
+            report = execution.report
             if report is not None:
                 where = address if address is not None else "a local Ray started for this run"
                 cap = f", at most {jobs} at once" if jobs is not None else ""
                 report(f"{len(tasks)} task(s) on Ray ({where}): {slots} CPU slot(s){cap}")
-            driver = _Driver(ray, tasks, agent, keep, sandbox, journal_dir, attest, report, scratch)
+            driver = _Driver(ray, tasks, execution, scratch)
             return driver.drive(min(slots if jobs is None else min(jobs, slots), len(tasks)))
         finally:
             ray.shutdown()  # connected: only this driver leaves; started here: the Ray stops
@@ -333,12 +320,7 @@ class _Driver:
 
     ray: ModuleType
     tasks: Sequence[Golden]
-    agent: str
-    keep: bool
-    sandbox: Sandbox
-    journal_dir: Path | None
-    attest: Attester | None
-    report: Callable[[str], None] | None
+    execution: Execution
     scratch: Path
     runs: list[TaskRun | None] = field(init=False)
     errors: dict[int, str] = field(default_factory=dict)
@@ -355,6 +337,8 @@ class _Driver:
         # never run twice behind the user's back (a retried agent would see a second, different
         # run); a slot whose worker died gets a new worker for the tasks still to run.
         self._runner = self.ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskRunner)
+        # The report is a callable of this process, the journal folder a folder of its node.
+        self._shipped = replace(self.execution, journal_dir=None, report=None)
 
     def drive(self, workers: int) -> list[TaskRun]:
         """Every task run on ``workers`` workers, in task order.
@@ -402,7 +386,7 @@ class _Driver:
         # A worker's working folder is not ours: it gets the task by its absolute path.
         task = replace(self.tasks[index], source=os.path.abspath(self.tasks[index].source))
         name = f"assay-agent-{secrets.token_hex(8)}"
-        job = _Job(task, self.agent, self.keep, self.sandbox, self.attest, name)
+        job = _Job(task, self._shipped, name)
         self.pending[actor.run.remote(job)] = (actor, index, job.scratch)
 
     def _collect(self, ref: Any, actor: Any, index: int, job_scratch: str) -> bool:
@@ -426,30 +410,31 @@ class _Driver:
     def _lost_worker(
         self, task: Golden, index: int, job_scratch: str, exc: BaseException, actor: Any
     ) -> None:
-        if not self.keep:  # its scratch folder, when its node is this machine
+        if not self.execution.keep:  # its scratch folder, when its node is this machine
             shutil.rmtree(Path(tempfile.gettempdir()) / job_scratch, True)
         reason = f"the Ray worker running this task was lost ({_first_line(exc)})"
-        self.runs[index] = _lost_run(task, reason, self.journal_dir, self.attest, self.scratch)
-        if self.report is not None:
-            self.report(f"task {task.id}: {reason}: recorded as a crash")
+        self.runs[index] = _lost_run(task, reason, self.execution, self.scratch)
+        report = self.execution.report
+        if report is not None:
+            report(f"task {task.id}: {reason}: recorded as a crash")
         self.ray.kill(actor)  # its slot gets a new worker
 
     def _take(self, index: int, done: _Done) -> None:
-        for line in done.lines:
-            if self.report is not None:
-                self.report(line)
+        report = self.execution.report
+        if report is not None:
+            for line in done.lines:
+                report(line)
         if done.error is not None:
             self.errors[index] = done.error
         elif done.run is not None:
-            self.runs[index] = _received(done, done.run, self.journal_dir, self.attest)
+            self.runs[index] = _received(done, done.run, self.execution)
 
 
-def _received(
-    done: _Done, run: TaskRun, journal_dir: Path | None, attest: Attester | None
-) -> TaskRun:
+def _received(done: _Done, run: TaskRun, execution: Execution) -> TaskRun:
     """A worker's run made whole here: its journal written into the run's folder, its
     attestation stored in the project."""
     journal: Path | None = None
+    journal_dir, attest = execution.journal_dir, execution.attest
     if done.journal is not None and journal_dir is not None:
         journal = journal_dir / f"{run.task_id}.journal.jsonl"
         journal.unlink(missing_ok=True)
