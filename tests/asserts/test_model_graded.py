@@ -75,6 +75,8 @@ def test_similar_uses_the_runs_lexical_backend_unless_it_names_one() -> None:
         ({"op": "similar"}, "argument 'value'"),
         ({"op": "similar", "value": REFERENCE, "threshold": 2}, "argument 'threshold'"),
         ({"op": "similar", "value": REFERENCE, "backend": "embedding"}, "argument 'backend'"),
+        # a list is no backend name (it raised TypeError: unhashable type)
+        ({"op": "similar", "value": REFERENCE, "backend": ["difflib"]}, "argument 'backend'"),
     ],
 )
 def test_a_bad_similar_assert_fails_closed(spec: dict[str, Any], reason: str) -> None:
@@ -166,6 +168,10 @@ def test_judge_asserts_are_checked_when_the_golden_loads() -> None:
         golden(asserts=[{"op": "not-judge", "rubric": "x"}])
     with pytest.raises(GoldenError, match="unknown argument"):
         golden(asserts=[{**JUDGE, "value": "x"}])
+    # A key YAML reads as a number is one line naming it, in a judge or a group alike.
+    for raw in ({**JUDGE, "value": "x", 1: "y"}, {"op": "any-of", "asserts": ["a"], 2: "z"}):
+        with pytest.raises(GoldenError, match="keys must be text; YAML read"):
+            golden(asserts=[raw])
 
 
 def test_a_judge_assert_outside_a_golden_fails_closed() -> None:

@@ -22,26 +22,8 @@ DEFAULT_THRESHOLD: Final = 0.8
 # run's own (one model load per run, and the parallel loader already keeps such runs apart).
 NAMED_BACKENDS: Final = frozenset({"difflib", "rapidfuzz"})
 _FALLBACK: Final = "rapidfuzz"
-
-
-def similar_backend(args: Mapping[str, Any], ctx: CheckContext) -> str:
-    """The backend the assert uses: its own ``backend``, else the run's when lexical or
-    embedding, else rapidfuzz.
-
-    Raises:
-        ArgumentProblem: ``backend`` names something other than difflib or rapidfuzz.
-    """
-    named = args.get("backend")
-    if named is not None:
-        if named not in NAMED_BACKENDS:
-            raise ArgumentProblem(
-                f"argument 'backend' must be one of {sorted(NAMED_BACKENDS)}, not {named!r}",
-                {"reason": "invalid_argument"},
-            )
-        return str(named)
-    if ctx.similarity in NAMED_BACKENDS or ctx.similarity == "embedding":
-        return ctx.similarity
-    return _FALLBACK
+# The run's own backends an assert without ``backend`` uses; any other run backend: _FALLBACK.
+_RUN_BACKENDS: Final = NAMED_BACKENDS | {"embedding"}
 
 
 def op_similar(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
@@ -53,7 +35,14 @@ def op_similar(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> 
     threshold = args.get("threshold", DEFAULT_THRESHOLD)
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise ArgumentProblem("argument 'threshold' must be a number between 0 and 1")
-    name = similar_backend(args, ctx)
+    name = args.get("backend")
+    if name is None:
+        name = ctx.similarity if ctx.similarity in _RUN_BACKENDS else _FALLBACK
+    elif not isinstance(name, str) or name not in NAMED_BACKENDS:  # a list is no name
+        raise ArgumentProblem(
+            f"argument 'backend' must be one of {sorted(NAMED_BACKENDS)}, not {name!r}",
+            {"reason": "invalid_argument"},
+        )
     # The run's own function when it is the same backend: the embedding model is loaded once.
     function = ctx.similarity_fn if ctx.similarity == name and ctx.similarity_fn else None
     if function is None:

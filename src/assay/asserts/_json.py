@@ -6,6 +6,7 @@ output (and whatever the negation).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
@@ -19,10 +20,7 @@ from assay.errors import AssayError
 
 # contains-json tries a decode at each '{' or '['; this caps the work on huge outputs.
 _MAX_JSON_STARTS = 2000
-
-
-class _SchemaTextError(AssayError):
-    """A schema written as text that is neither JSON nor YAML."""
+_JSON_START = re.compile(r"[{\[]")
 
 
 @lru_cache(maxsize=1024)
@@ -36,8 +34,8 @@ def _parse_schema_text(text: str) -> Any:
     from assay._yaml import yaml_load  # only a schema written as YAML needs the YAML loader
 
     try:
-        schema = yaml_load(text, "the schema", error=_SchemaTextError)
-    except _SchemaTextError as exc:
+        schema = yaml_load(text, "the schema", error=AssayError)
+    except AssayError as exc:
         raise ArgumentProblem(f"the schema is neither JSON nor YAML: {exc.message}") from None
     if not isinstance(schema, dict | bool):
         raise ArgumentProblem(
@@ -65,22 +63,17 @@ def op_is_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> 
 
 def _embedded_json(text: str) -> Iterator[Any]:
     """Every JSON object or array embedded in ``text``, left to right (bounded work)."""
-    starts = 0
     i = 0
-    while starts < _MAX_JSON_STARTS:
-        brace, bracket = text.find("{", i), text.find("[", i)
-        positions = [p for p in (brace, bracket) if p != -1]
-        if not positions:
+    for _ in range(_MAX_JSON_STARTS):
+        start = _JSON_START.search(text, i)
+        if start is None:
             return
-        i = min(positions)
-        starts += 1
         try:
-            found, end = STRICT_DECODER.raw_decode(text, i)
+            found, i = STRICT_DECODER.raw_decode(text, start.start())
         except (ValueError, RecursionError):
-            i += 1
+            i = start.start() + 1
             continue
         yield found
-        i = end
 
 
 def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:

@@ -35,20 +35,16 @@ class PointerSyntaxError(ValueError):
     """The text is not a JSON Pointer (it must be empty or start with ``/``)."""
 
 
-def _unescape(token: str, pointer: str) -> str:
-    if "~" not in token:
-        return token
-    i = token.find("~")
-    while i != -1:
-        if i + 1 >= len(token) or token[i + 1] not in "01":
-            raise PointerSyntaxError(f"invalid escape '~' in JSON Pointer {pointer!r}")
-        i = token.find("~", i + 2)
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-# A '%' that does not start a two-hex-digit escape.
+# A '~' that is not the escape '~0' or '~1'; a '%' that does not start a two-hex-digit escape.
+_BAD_TILDE: Final = re.compile(r"~(?![01])")
 _BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _ESCAPE: Final = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unescape(token: str, pointer: str) -> str:
+    if _BAD_TILDE.search(token):
+        raise PointerSyntaxError(f"invalid escape '~' in JSON Pointer {pointer!r}")
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _percent_decode(fragment: str, written: str) -> str:

@@ -134,13 +134,10 @@ def _call(fn: Callable[..., Any], output: Any, context: dict[str, Any], timeout:
 
     def target() -> None:
         try:
-            if inspect.iscoroutinefunction(fn):
-                box["value"] = asyncio.run(fn(output, context))
-            else:
-                value = fn(output, context)
-                if inspect.isawaitable(value):
-                    value = asyncio.run(_awaited(value))
-                box["value"] = value
+            value = fn(output, context)
+            if inspect.isawaitable(value):  # a coroutine function's result among them
+                value = asyncio.run(_awaited(value))
+            box["value"] = value
         except BaseException as exc:  # reported as a failed check by the caller
             box["error"] = exc
 

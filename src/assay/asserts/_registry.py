@@ -194,14 +194,10 @@ def find_op(op: str) -> OpEntry | None:
         PluginError: an installed plugin op of that name cannot load.
     """
     entry = _BUILTIN.get(op) or _REGISTERED.get(op) or _PLUGINS.get(op)
-    if entry is not None:
-        return entry
-    if not is_plugin_name(op):
-        return None
-    fn = find_plugin(OPS_GROUP, op)
-    if fn is None:
-        return None
-    entry = _PLUGINS[op] = _plugin_entry(op, fn)
+    if entry is None and is_plugin_name(op):
+        fn = find_plugin(OPS_GROUP, op)
+        if fn is not None:
+            entry = _PLUGINS[op] = _plugin_entry(op, fn)
     return entry
 
 
@@ -235,27 +231,31 @@ def _unknown_args(spec: AssertSpec, accepted: frozenset[str]) -> list[str]:
     return sorted(map(str, unknown)) if unknown else unknown
 
 
-def _view_at_path(spec: AssertSpec, output: OutputView) -> OutputView | CheckResult:
-    """The value at the assert's ``path`` as a JSON value, or the failed check saying why."""
-    path = spec.args.get("path")
+def _view_at_path(path: Any, output: OutputView) -> OutputView:
+    """The value at the assert's ``path`` (None: the whole output) as a JSON value.
+
+    Raises:
+        ArgumentProblem: the path is no pointer, or the output has no value there.
+    """
     if path is None:
         return output
     if not isinstance(path, str):
-        reason = "argument 'path' must be a JSON Pointer string"
-        return _failed(spec, reason, {"reason": "invalid_pointer", "path": _safe_str(path)})
+        raise ArgumentProblem(
+            "argument 'path' must be a JSON Pointer string",
+            {"reason": "invalid_pointer", "path": _safe_str(path)},
+        )
     ok, document = output.as_json()
     if not ok:
-        return _failed(
-            spec,
+        raise ArgumentProblem(
             f"output is not JSON, so path {path} cannot be read",
             {"reason": "not_json", "path": path},
         )
     try:
         found = resolve(document, path)
     except PointerSyntaxError as exc:
-        return _failed(spec, str(exc), {"reason": "invalid_pointer", "path": path})
+        raise ArgumentProblem(str(exc), {"reason": "invalid_pointer", "path": path}) from None
     if found is MISSING:
-        return _failed(spec, f"no value at {path}", {"reason": "missing_pointer", "path": path})
+        raise ArgumentProblem(f"no value at {path}", {"reason": "missing_pointer", "path": path})
     # The golden goes along: a python assert at a path still gets the golden's context.
     return OutputView(
         found,
@@ -315,13 +315,8 @@ def run_assert(
             f"unknown argument(s) {unknown} for op '{spec.op}'",
             {"reason": "unknown_argument", "arguments": unknown},
         )
-    view = output
-    if "path" in args:
-        found = _view_at_path(spec, output)
-        if isinstance(found, CheckResult):
-            return found
-        view = found
     try:
+        view = _view_at_path(args["path"], output) if "path" in args else output
         passed, reason, evidence = handler(view, args, ctx)
     except ArgumentProblem as problem:
         return _failed(spec, problem.reason, problem.evidence or {"reason": "invalid_argument"})

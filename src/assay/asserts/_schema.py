@@ -292,24 +292,17 @@ def _issues(errors: list[Any]) -> list[dict[str, Any]]:
             if marker in seen_required:
                 continue
             seen_required.add(marker)
-            for name in error.validator_value:
-                if name not in error.instance:
-                    issues.append(
-                        {
-                            "path": f"{base}/{escape_token(name)}",
-                            "reason": "required",
-                            "message": f"missing required property {name!r}",
-                        }
-                    )
+            names = [name for name in error.validator_value if name not in error.instance]
+            message = "missing required property {!r}"
         elif keyword == "additionalProperties" and isinstance(error.instance, dict):
-            for name in _additional(error):
-                issues.append(
-                    {
-                        "path": f"{base}/{escape_token(name)}",
-                        "reason": "additionalProperties",
-                        "message": f"property {name!r} is not allowed",
-                    }
-                )
+            names = _additional(error)
+            message = "property {!r} is not allowed"
         else:
             issues.append({"path": base, "reason": keyword, "message": error.message})
+            continue
+        # One issue per missing or extra property, at that property's path.
+        issues.extend(
+            {"path": f"{base}/{escape_token(n)}", "reason": keyword, "message": message.format(n)}
+            for n in names
+        )
     return issues

@@ -95,9 +95,6 @@ def is_known_backend(name: object) -> bool:
     """Whether ``name`` is a built-in backend or an installed ``pkg/name`` plugin backend.
 
     Only a namespaced name makes it read the installed packages; nothing is imported.
-
-    Args:
-        name: a backend name from the config or the command line.
     """
     if name in BUILTIN_BACKENDS:
         return True

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from assay.asserts._result import CheckResult, clip
 from assay.errors import GoldenError
-from assay.validate import is_number
+from assay.validate import At, Maybe, Num, Str, is_number
 
 NOT_PREFIX = "not-"
 
@@ -115,6 +115,13 @@ SCORED_OPS: Final = frozenset({"python", "similar", "judge", *GROUP_OPS})
 COST_RANKS: Final = {"similar": 1, "judge": 2}
 JUDGE_OP: Final = "judge"
 _JUDGE_ARGS: Final = frozenset({"rubric", "threshold", "weight", "description", "name"})
+_GROUP_ARGS: Final = frozenset({"asserts", "weight", "description", "name"})
+# What a judge's or an assert-set's threshold, an assert's weight and a rubric may be.
+_THRESHOLD: Final = Maybe(
+    Num(at_least=0, at_most=1, message="threshold must be a number between 0 and 1")
+)
+_WEIGHT: Final = Num(at_least=0, message="weight must be a number >= 0, not {value}")
+_RUBRIC: Final = Str(pattern=r".*\S.*", message="a judge assert needs a non-empty 'rubric'")
 
 
 def _is_weight(value: Any) -> bool:
@@ -239,52 +246,33 @@ def parse_asserts(raws: list[Any], *, source: str | None) -> tuple[tuple[AssertS
     return parsed, mapped
 
 
+def _refuse_unknown(data: Mapping[str, Any], allowed: frozenset[str], op: str, at: At) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        at.fail(f"unknown argument(s) {unknown} for {op}", unknown[0])
+
+
 def _group_children(
-    op: str,
-    negate: bool,
-    data: Mapping[str, Any],
-    source: str | None,
-    field: str,
-    nested: bool,
+    op: str, negate: bool, data: Mapping[str, Any], at: At, nested: bool
 ) -> tuple[AssertSpec, ...]:
     """The parsed asserts of an ``assert-set`` or ``any-of``, checked at load time so a bad
     child is an error naming it (``asserts[2].asserts[0]``), never a silently failed check."""
     if negate:
-        raise GoldenError(
-            f"'{NOT_PREFIX}{op}' is not an assert: a group cannot be negated",
-            source=source,
-            field=field,
-        )
+        at.fail(f"'{NOT_PREFIX}{op}' is not an assert: a group cannot be negated")
     if op == "assert-set" and nested:
         # promptfoo rejects nested assert-sets too: one level of grouping keeps the score
         # arithmetic readable.
-        raise GoldenError(
-            "an assert-set cannot be nested in another group", source=source, field=field
-        )
+        at.fail("an assert-set cannot be nested in another group")
     raws = data.get("asserts")
     if not isinstance(raws, list) or not raws:
-        raise GoldenError(
-            f"{op} needs a non-empty list 'asserts'", source=source, field=f"{field}.asserts"
-        )
-    allowed = {"asserts", "weight", "description", "name"}
+        at.fail(f"{op} needs a non-empty list 'asserts'", "asserts")
+    allowed = _GROUP_ARGS
     if op == "assert-set":
-        allowed.add("threshold")
-        threshold = data.get("threshold")
-        if threshold is not None and (not _is_weight(threshold) or threshold > 1):
-            raise GoldenError(
-                "threshold must be a number between 0 and 1",
-                source=source,
-                field=f"{field}.threshold",
-            )
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise GoldenError(
-            f"unknown argument(s) {unknown} for {op}", source=source, field=f"{field}.{unknown[0]}"
-        )
-    return tuple(
-        _parse(raw, source=source, field=f"{field}.asserts[{index}]", nested=True)
-        for index, raw in enumerate(raws)
-    )
+        allowed = _GROUP_ARGS | {"threshold"}
+        _THRESHOLD.check(data.get("threshold"), at, "threshold")
+    _refuse_unknown(data, allowed, op, at)
+    inner = at.sub("asserts")
+    return tuple(_parse(raw, inner.sub(index), nested=True) for index, raw in enumerate(raws))
 
 
 def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts") -> AssertSpec:
@@ -297,22 +285,20 @@ def parse_assert(raw: Any, *, source: str | None = None, field: str = "asserts")
         GoldenError: when the assert is neither a string nor a mapping with an op, has a bad
             weight, or is a malformed group.
     """
-    return _parse(raw, source=source, field=field, nested=False)
+    return _parse(raw, At(source, field, GoldenError), nested=False)
 
 
-def _parse(raw: Any, *, source: str | None, field: str, nested: bool) -> AssertSpec:
+def _parse(raw: Any, at: At, nested: bool) -> AssertSpec:
     if isinstance(raw, str):
-        return _parse_string(raw, source, field)
+        return _parse_string(raw, at)
     if isinstance(raw, Mapping):
-        return _parse_mapping(raw, source, field, nested)
-    raise GoldenError(
-        f"an assert must be a string like 'contains:foo' or a mapping, not {type(raw).__name__}",
-        source=source,
-        field=field,
+        return _parse_mapping(raw, at, nested)
+    at.fail(
+        f"an assert must be a string like 'contains:foo' or a mapping, not {type(raw).__name__}"
     )
 
 
-def _parse_string(raw: str, source: str | None, field: str) -> AssertSpec:
+def _parse_string(raw: str, at: At) -> AssertSpec:
     """``'op'`` or ``'op:value'`` (``'not-op:value'`` negated); specs of the same text are
     one spec, cached: a large suite writes the same few strings again and again."""
     cached = _STRING_SPECS.get(raw)
@@ -321,20 +307,12 @@ def _parse_string(raw: str, source: str | None, field: str) -> AssertSpec:
     op_text, sep, arg = raw.partition(":")
     op_text = op_text.strip()
     if not op_text:
-        raise GoldenError(f"empty assert op in {raw!r}", source=source, field=field)
+        at.fail(f"empty assert op in {raw!r}")
     op, negate = _split_negation(op_text)
     if op == JUDGE_OP:
-        raise GoldenError(
-            'judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})',
-            source=source,
-            field=field,
-        )
+        at.fail('judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})')
     if op in GROUP_OPS:
-        raise GoldenError(
-            f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})",
-            source=source,
-            field=field,
-        )
+        at.fail(f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})")
     args: dict[str, Any] = {"value": arg} if sep else {}
     spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
     if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
@@ -342,62 +320,46 @@ def _parse_string(raw: str, source: str | None, field: str) -> AssertSpec:
     return spec
 
 
-def _parse_mapping(
-    raw: Mapping[Any, Any], source: str | None, field: str, nested: bool
-) -> AssertSpec:
+def _parse_mapping(raw: Mapping[Any, Any], at: At, nested: bool) -> AssertSpec:
     """``{op: ..., ...}`` (or ``type:``), or YAML's unquoted ``{contains: foo}``; a
     ``judge`` or a group has its own arguments checked here."""
-    data = _text_keys(raw, source, field)
-    op_value, data = _op_and_arguments(data, source, field)
+    data = _text_keys(raw, at)
+    op_value, data = _op_and_arguments(data, at)
     if not isinstance(op_value, str) or not op_value.strip():
-        raise GoldenError("an assert's op must be a non-empty string", source=source, field=field)
+        at.fail("an assert's op must be a non-empty string")
     for key, value in data.items():
         dated = find_date(value)
         if dated is not None:
-            raise GoldenError(
-                f"YAML read {dated} as a date, which is not JSON: quote it",
-                source=source,
-                field=f"{field}.{key}",
-            )
+            at.fail(f"YAML read {dated} as a date, which is not JSON: quote it", key)
     op, negate = _split_negation(op_value.strip())
-    if "weight" in data and not _is_weight(data["weight"]):
-        raise GoldenError(
-            f"weight must be a number >= 0, not {data['weight']!r}",
-            source=source,
-            field=f"{field}.weight",
-        )
+    if "weight" in data:
+        _WEIGHT.check(data["weight"], at, "weight")
     if op == JUDGE_OP:
-        return _judge_spec(negate, data, source, field, nested)
-    children = (
-        _group_children(op, negate, data, source, field, nested) if (op in GROUP_OPS) else None
-    )
+        return _judge_spec(negate, data, at, nested)
+    children = _group_children(op, negate, data, at, nested) if op in GROUP_OPS else None
     return AssertSpec(op=op, negate=negate, args=data, children=children)
 
 
-def _text_keys(raw: Mapping[Any, Any], source: str | None, field: str) -> dict[str, Any]:
+def _text_keys(raw: Mapping[Any, Any], at: At) -> dict[str, Any]:
     """The mapping's keys, every one text, camelCase aliases in snake_case."""
     data = dict(raw)
     for key in data:
         if not isinstance(key, str):
             # {1: x} or YAML's `yes:` (true): sorting or naming such keys later fails.
-            raise GoldenError(
+            at.fail(
                 f"an assert's keys must be text; YAML read {key!r} as "
-                f"{yaml_typed(key) or type(key).__name__}: quote it",
-                source=source,
-                field=field,
+                f"{yaml_typed(key) or type(key).__name__}: quote it"
             )
     if not _ARG_ALIASES.keys().isdisjoint(data):
         data = {_ARG_ALIASES.get(str(k), str(k)): v for k, v in data.items()}
     return data
 
 
-def _op_and_arguments(
-    data: dict[str, Any], source: str | None, field: str
-) -> tuple[Any, dict[str, Any]]:
+def _op_and_arguments(data: dict[str, Any], at: At) -> tuple[Any, dict[str, Any]]:
     """The op as written (not checked yet) and the arguments beside it."""
     if "op" in data or "type" in data:
         if "op" in data and "type" in data:
-            raise GoldenError("give 'op' or 'type', not both", source=source, field=field)
+            at.fail("give 'op' or 'type', not both")
         return (data.pop("op") if "op" in data else data.pop("type")), data
     if len(data) == 1:
         # An unquoted ``- contains: foo`` in YAML: the single key is the op.
@@ -406,52 +368,24 @@ def _op_and_arguments(
         if typed is not None:
             # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
             # assert would test something the author never wrote.
-            raise GoldenError(
+            at.fail(
                 f"YAML read the value of '{op_value}' as {typed}: quote it "
-                f"('{op_value}: \"...\"') to test the text you wrote",
-                source=source,
-                field=field,
+                f"('{op_value}: \"...\"') to test the text you wrote"
             )
         return op_value, {"value": only}
-    raise GoldenError(
-        "an assert mapping needs an 'op' (e.g. {op: contains, value: foo})",
-        source=source,
-        field=field,
-    )
+    at.fail("an assert mapping needs an 'op' (e.g. {op: contains, value: foo})")
 
 
-def _judge_spec(
-    negate: bool, data: dict[str, Any], source: str | None, field: str, nested: bool
-) -> AssertSpec:
+def _judge_spec(negate: bool, data: dict[str, Any], at: At, nested: bool) -> AssertSpec:
     """A ``judge`` assert, checked at load time: the gate grades it (batched, through the
     ``[judge]`` provider), not run_assert, so a bad one must be an error naming it rather than
     a check that fails only when a judge is configured."""
     if negate:
-        raise GoldenError(
-            f"'{NOT_PREFIX}{JUDGE_OP}' is not an assert: write the rubric the other way round",
-            source=source,
-            field=field,
-        )
+        at.fail(f"'{NOT_PREFIX}{JUDGE_OP}' is not an assert: write the rubric the other way round")
     if nested:
         # A group is aggregated inside run_assert, which never calls a model.
-        raise GoldenError(
-            "a judge assert cannot be inside a group: list it among the golden's asserts",
-            source=source,
-            field=field,
-        )
-    unknown = sorted(k for k in data if k not in _JUDGE_ARGS)
-    if unknown:
-        raise GoldenError(
-            f"unknown argument(s) {unknown} for judge", source=source, field=f"{field}.{unknown[0]}"
-        )
-    rubric = data.get("rubric")
-    if not isinstance(rubric, str) or not rubric.strip():
-        raise GoldenError(
-            "a judge assert needs a non-empty 'rubric'", source=source, field=f"{field}.rubric"
-        )
-    threshold = data.get("threshold")
-    if threshold is not None and (not _is_weight(threshold) or threshold > 1):
-        raise GoldenError(
-            "threshold must be a number between 0 and 1", source=source, field=f"{field}.threshold"
-        )
+        at.fail("a judge assert cannot be inside a group: list it among the golden's asserts")
+    _refuse_unknown(data, _JUDGE_ARGS, JUDGE_OP, at)
+    rubric = _RUBRIC.check(data.get("rubric"), at, "rubric")
+    _THRESHOLD.check(data.get("threshold"), at, "threshold")
     return AssertSpec(op=JUDGE_OP, negate=False, args=data, text=f"{JUDGE_OP}:{_short(rubric)}")

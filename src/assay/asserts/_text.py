@@ -251,17 +251,6 @@ def compile_regex(pattern: str, flags: str) -> Any:
         raise ArgumentProblem(f"invalid regex {pattern!r}: {exc}") from None
 
 
-def regex_search(pattern: str, flags: str, text: str, timeout: float) -> bool:
-    """Search semantics, bounded in time; a timeout is an :class:`ArgumentProblem`."""
-    compiled = compile_regex(pattern, flags)
-    try:
-        return compiled.search(text, timeout=timeout) is not None
-    except TimeoutError:
-        raise ArgumentProblem(
-            f"regex {pattern!r} exceeded its {timeout:g} s time budget", {"reason": "regex_timeout"}
-        ) from None
-
-
 def op_regex(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
     pattern = need_text(args, "pattern" if "pattern" in args else "value")
     flags = args.get("flags")
@@ -269,7 +258,15 @@ def op_regex(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Ou
         flags = ""
     elif not isinstance(flags, str):
         raise ArgumentProblem("argument 'flags' must be a string of i, m, s")
-    if regex_search(pattern, flags, view.text(), ctx.regex_timeout):
+    compiled = compile_regex(pattern, flags)
+    try:
+        found = compiled.search(view.text(), timeout=ctx.regex_timeout)
+    except TimeoutError:
+        raise ArgumentProblem(
+            f"regex {pattern!r} exceeded its {ctx.regex_timeout:g} s time budget",
+            {"reason": "regex_timeout"},
+        ) from None
+    if found is not None:
         return True, None, None
     reason = f"output does not match /{pattern}/{flags}"
     return False, reason, {"reason": "pattern_not_matched"}

@@ -17,37 +17,6 @@ from assay.asserts._result import ArgumentProblem, Outcome, clip
 from assay.asserts._schema import compile_schema, validator_issues
 
 
-class _NoCalls(Exception):
-    """The output holds no tool call (the message says what it holds instead)."""
-
-
-def _calls_in(value: Any) -> list[Any]:
-    """The tool calls an output holds, unchecked (a call may still be malformed).
-
-    Raises:
-        _NoCalls: the output is no tool call, list of calls, message or response.
-    """
-    if isinstance(value, Mapping) and "choices" in value:
-        choices = value["choices"]
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise _NoCalls("the response has no choices")
-        value = choices[0].get("message")
-        if not isinstance(value, Mapping):
-            raise _NoCalls("the response's first choice has no message")
-    if isinstance(value, Mapping) and "tool_calls" in value:
-        calls = value["tool_calls"]
-        if calls is None:
-            return []
-        if not isinstance(calls, list):
-            raise _NoCalls("tool_calls is not a list")
-        return calls
-    if isinstance(value, Mapping) and ("function" in value or value.get("type") == "function"):
-        return [value]
-    if isinstance(value, list):
-        return value
-    raise _NoCalls(f"the output is a JSON {_kind(value)} holding no tool_calls")
-
-
 def _kind(value: Any) -> str:
     if isinstance(value, Mapping):
         return "object"
@@ -80,17 +49,29 @@ def _call_problem(call: Any) -> tuple[str | None, Any, str | None]:
 
 
 def _parsed_calls(view: OutputView) -> list[Any] | str:
-    """The calls in the output, or why there are none."""
+    """The tool calls the output holds, unchecked (a call may still be malformed), or why it
+    holds none."""
     ok, value = view.as_json()
     if not ok:
         return "the output is not JSON, so it holds no tool call"
-    try:
-        calls = _calls_in(value)
-    except _NoCalls as exc:
-        return str(exc)
-    if not calls:
-        return "the output holds no tool call"
-    return calls
+    if isinstance(value, Mapping) and "choices" in value:
+        choices = value["choices"]
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+            return "the response has no choices"
+        value = choices[0].get("message")
+        if not isinstance(value, Mapping):
+            return "the response's first choice has no message"
+    if isinstance(value, Mapping) and "tool_calls" in value:
+        calls = value["tool_calls"]
+        if calls is not None and not isinstance(calls, list):
+            return "tool_calls is not a list"
+    elif isinstance(value, Mapping) and ("function" in value or value.get("type") == "function"):
+        calls = [value]
+    elif isinstance(value, list):
+        calls = value
+    else:
+        return f"the output is a JSON {_kind(value)} holding no tool_calls"
+    return calls or "the output holds no tool call"
 
 
 def _tool_schemas(tools: Any, ctx: CheckContext) -> dict[str, Any]:
@@ -154,15 +135,10 @@ def op_is_valid_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckC
 
 
 def _shown(value: Any) -> str:
-    return clip(json.dumps(value, ensure_ascii=False) if _is_json(value) else repr(value))
-
-
-def _is_json(value: Any) -> bool:
     try:
-        json.dumps(value, allow_nan=False)
+        return clip(json.dumps(value, ensure_ascii=False, allow_nan=False))
     except (TypeError, ValueError, RecursionError):
-        return False
-    return True
+        return clip(repr(value))
 
 
 def op_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:

@@ -15,8 +15,6 @@ from assay.cascade._cascade import (
     combine_repeats,
     error_result,
     evaluate,
-    finish_judged,
-    is_pending_judge,
     is_skipped,
 )
 from assay.cascade._schemas import check_context
@@ -34,8 +32,6 @@ __all__ = [
     "combine_repeats",
     "error_result",
     "evaluate",
-    "finish_judged",
-    "is_pending_judge",
     "is_skipped",
 ]
 

@@ -69,17 +69,14 @@ def evaluate(
     ``finish_reason``, why a live model stopped, is kept on the result; a stop at the length
     limit adds a ``truncated`` note (and fails ``natural-stop``). ``latency_ms`` and
     ``cost_usd``, what a live call took, are for the ``latency`` and ``cost`` asserts."""
-    result = _evaluate(
-        golden,
+    view = OutputView(
         output,
-        candidate,
-        similarity,
-        similarity_name,
-        ctx,
-        finish_reason,
-        latency_ms,
-        cost_usd,
+        finish_reason=finish_reason,
+        golden=golden,
+        latency_ms=latency_ms,
+        cost_usd=cost_usd,
     )
+    result = _evaluate(golden, view, candidate, similarity, similarity_name, ctx)
     if finish_reason is None:
         return result
     notes = result.notes
@@ -90,28 +87,18 @@ def evaluate(
 
 def _evaluate(
     golden: Golden,
-    output: Any,
+    view: OutputView,
     candidate: str,
     similarity: SimilarityFn | None,
     similarity_name: str,
     ctx: CheckContext,
-    finish_reason: str | None,
-    latency_ms: float | None,
-    cost_usd: float | None,
 ) -> Result:
-    if output is NO_OUTPUT:
+    if view.raw is NO_OUTPUT:
         return _decided(
             golden, candidate, "no-output", 0.0, None, (), ("no output for this golden",)
         )
     status: Status
     if golden.asserts:
-        view = OutputView(
-            output,
-            finish_reason=finish_reason,
-            golden=golden,
-            latency_ms=latency_ms,
-            cost_usd=cost_usd,
-        )
         weighted = golden.threshold_given or not all([spec.plain for spec in golden.asserts])
         # Model-graded ops are never plain, so the all-plain common case skips this test.
         if weighted and any([spec.rank for spec in golden.asserts]):
@@ -130,7 +117,7 @@ def _evaluate(
     elif similarity is None:
         notes.append("tier 2 skipped: no similarity backend configured")
     else:
-        score = max(0.0, min(1.0, similarity(as_text(output), as_text(golden.expected))))
+        score = max(0.0, min(1.0, similarity(as_text(view.raw), as_text(golden.expected))))
         status = "pass" if score >= golden.threshold else "fail"
         if status == "fail":
             notes.append(f"similarity {score:.3f} below threshold {golden.threshold:g}")
@@ -143,10 +130,6 @@ SKIPPED_REASON: Final = "skipped: the golden's outcome was already decided by ch
 PENDING_REASON: Final = "needs a judge (not called in deterministic mode)"
 # A judge assert's verdict default, when neither the assert nor the golden sets a threshold.
 JUDGE_THRESHOLD: Final = 0.8
-
-
-def _skipped_check(spec: AssertSpec) -> CheckResult:
-    return CheckResult(spec.text, spec.full_op, False, SKIPPED_REASON, {"skipped": True})
 
 
 def _skipped_note(count: int) -> str:
@@ -225,7 +208,9 @@ def _graded(golden: Golden, candidate: str, view: OutputView, ctx: CheckContext)
     for i in sorted(range(len(specs)), key=lambda i: specs[i].rank):
         spec = specs[i]
         if spec.rank and _outcome_decided(specs, checks, skipped, pending, threshold):
-            checks[i] = _skipped_check(spec)
+            checks[i] = CheckResult(
+                spec.text, spec.full_op, False, SKIPPED_REASON, {"skipped": True}
+            )
             skipped.add(i)
         elif spec.op == JUDGE_OP:
             checks[i] = CheckResult(
@@ -241,14 +226,6 @@ def _graded(golden: Golden, candidate: str, view: OutputView, ctx: CheckContext)
     if skipped:
         notes.append(_skipped_note(len(skipped)))
     return _decided(golden, candidate, "needs-judge", None, TIER3, done, tuple(notes))
-
-
-def judge_threshold(golden: Golden, spec: AssertSpec) -> float:
-    """A judge assert's pass mark: its own threshold, else the golden's, else 0.8."""
-    own = spec.args.get("threshold")
-    if own is not None:
-        return float(own)
-    return golden.threshold if golden.threshold_given else JUDGE_THRESHOLD
 
 
 def judge_error(
@@ -282,6 +259,7 @@ def finish_judged(
     error makes the result ``error`` (judge-error), never a pass, as for tier 3.
     """
     specs = golden.asserts
+    golden_mark = golden.threshold if golden.threshold_given else JUDGE_THRESHOLD
     checks = list(result.checks)
     errors: list[str] = []
     judged: list[str] = []
@@ -294,7 +272,9 @@ def finish_judged(
             )
             continue
         score, why = verdict
-        mark = judge_threshold(golden, spec)
+        # The pass mark: the assert's own threshold, else the golden's, else 0.8.
+        own = spec.args.get("threshold")
+        mark = float(own) if own is not None else golden_mark
         evidence: dict[str, Any] = {"score": score, "judge": why}
         judged.append(judge_note(score, why))
         if score >= mark:

@@ -219,8 +219,17 @@ def apply_judge(
     A golden with asserts reached the judge through its ``judge`` asserts: each one still
     pending is one call (its own rubric), all in the same batch, and the result is decided by
     :func:`assay.cascade._cascade.finish_judged`."""
+    import asyncio
+
+    from assay.models import OutputCache, default_cache_path
+
     items, owned = _judge_items(pending)
-    verdicts = _ask(items, settings, root=root, use_cache=use_cache, stats=stats)
+    cache = OutputCache(default_cache_path(root)) if use_cache else None
+    try:
+        verdicts = asyncio.run(judge_texts(items, settings, cache=cache, stats=stats, root=root))
+    finally:
+        if cache is not None:
+            cache.close()
     decided = []
     for (result, _, golden), mine in zip(pending, owned, strict=True):
         if isinstance(mine, int):
@@ -260,27 +269,6 @@ def _judge_items(
     return items, owned
 
 
-def _ask(
-    items: Sequence[tuple[str, str, str]],
-    settings: JudgeSettings,
-    *,
-    root: Path,
-    use_cache: bool,
-    stats: RunStats | None,
-) -> list[tuple[Verdict | None, str | None]]:
-    """The judge's verdicts on ``items``, through the output cache unless told not to."""
-    import asyncio
-
-    from assay.models import OutputCache, default_cache_path
-
-    cache = OutputCache(default_cache_path(root)) if use_cache else None
-    try:
-        return asyncio.run(judge_texts(items, settings, cache=cache, stats=stats, root=root))
-    finally:
-        if cache is not None:
-            cache.close()
-
-
 def _tier3_decided(
     result: Result, golden: Golden, verdict: Verdict | None, error: str | None
 ) -> Result:
@@ -302,13 +290,9 @@ def _tier3_decided(
 def judge(
     output: str, rubric: str, settings: JudgeSettings | None = None, *, expected: str = ""
 ) -> Verdict:
-    """Grade one ``output`` against ``rubric`` with the configured judge (blocking).
-
-    Args:
-        output: the answer to grade.
-        rubric: what a good answer does.
-        settings: the judge settings; default: the ``[judge]`` block of the project's config.
-        expected: a reference answer, if there is one.
+    """Grade one ``output`` against ``rubric`` (what a good answer does), and ``expected`` (a
+    reference answer) if there is one, with the judge of ``settings`` (default: the ``[judge]``
+    block of the project's config). Blocking.
 
     Raises:
         ConfigError: no judge provider is configured, or the judge's verdict is unusable.

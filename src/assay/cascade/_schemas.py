@@ -4,7 +4,6 @@ one. The registry is built once per run, when the config names schemas at all.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,30 +32,26 @@ def _contents(path: Path, uri: str, source: str | None) -> Any:
     return value
 
 
-def registered_registry(schemas: Mapping[str, Path], source: str | None) -> Any:
-    """The offline registry plus each registered schema under its URI.
+def check_context(config: Config) -> CheckContext:
+    """The CheckContext of a run under ``config``: its regex budget, registered schemas (the
+    offline registry plus each one under its URI) and project root (where ``python`` asserts
+    find their files and modules).
 
     Raises:
         ConfigError: a registered file is missing, unreadable or not a schema.
     """
-    from referencing import Resource
-    from referencing.jsonschema import DRAFT202012
+    from assay.asserts import CheckContext, offline_registry
 
-    from assay.asserts import offline_registry
+    registry = None
+    if config.schemas:
+        from referencing import Resource
+        from referencing.jsonschema import DRAFT202012
 
-    resources = [
-        (uri, Resource.from_contents(_contents(path, uri, source), DRAFT202012))
-        for uri, path in schemas.items()
-    ]
-    return offline_registry().with_resources(resources)
-
-
-def check_context(config: Config) -> CheckContext:
-    """The CheckContext of a run under ``config``: its regex budget, registered schemas and
-    project root (where ``python`` asserts find their files and modules)."""
-    from assay.asserts import CheckContext
-
-    registry = registered_registry(config.schemas, config.source) if config.schemas else None
+        resources = [
+            (uri, Resource.from_contents(_contents(path, uri, config.source), DRAFT202012))
+            for uri, path in config.schemas.items()
+        ]
+        registry = offline_registry().with_resources(resources)
     return CheckContext(
         regex_timeout=config.regex_timeout_s, schema_registry=registry, root=config.root
     )

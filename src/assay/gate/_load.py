@@ -293,7 +293,9 @@ def _not_for_a_worker(spec: Any) -> bool:
     if runs_project_code(spec):
         return True
     backend = spec.args.get("backend") if spec.op == "similar" else None
-    if backend is not None and backend not in DETERMINISTIC_BACKENDS:
+    if backend is not None and (
+        not isinstance(backend, str) or backend not in DETERMINISTIC_BACKENDS
+    ):
         return True
     return any([_not_for_a_worker(child) for child in spec.children or ()])
 
