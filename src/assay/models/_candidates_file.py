@@ -416,6 +416,7 @@ def load_candidates_file(path: Path) -> CandidatesFile:
 def _candidates(data: dict[str, Any], at: At, base: Path) -> CandidatesFile:
     top = _FILE.check(data, at)
     candidates: list[LiveCandidate] = []
+    defaulted: list[str] = []  # HTTP providers given DEFAULT_MAX_TOKENS, said in a note
     for i, raw in enumerate(top["candidates"]):
         values = _CANDIDATE.check(raw, at.sub("candidates"), i)
         here = at.sub(f"candidates[{i}]")
@@ -426,38 +427,20 @@ def _candidates(data: dict[str, Any], at: At, base: Path) -> CandidatesFile:
         override = values.get("provider") or {}
         where = here.path("provider") if override else "provider"
         config = provider_config(override, at.source or "", where, top["provider"])
+        if config.type in _LIMITED_TYPES and config.max_tokens is None:
+            config = replace(config, max_tokens=DEFAULT_MAX_TOKENS)
+            defaulted.append(cid)
         candidates.append(LiveCandidate(cid, prompt, config, system, messages))
-    candidates, notes = _default_max_tokens(candidates)
+    note = (
+        f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
+        "max_tokens in the provider; without a limit a model that misses its stop token "
+        "generates until the timeout)"
+    )
     return CandidatesFile(
         at.source or "",
         tuple(candidates),
         top.get("repeats", 1),
         top.get("max_concurrency", 64),
         top.get("output_strip", False),
-        notes,
+        (note,) if defaulted else (),
     )
-
-
-def _default_max_tokens(
-    candidates: list[LiveCandidate],
-) -> tuple[list[LiveCandidate], tuple[str, ...]]:
-    """Give an HTTP provider with no ``max_tokens`` the default, and say so."""
-    defaulted = [
-        c.id
-        for c in candidates
-        if c.provider.type in _LIMITED_TYPES and c.provider.max_tokens is None
-    ]
-    if not defaulted:
-        return candidates, ()
-    out = [
-        replace(c, provider=replace(c.provider, max_tokens=DEFAULT_MAX_TOKENS))
-        if c.id in defaulted
-        else c
-        for c in candidates
-    ]
-    note = (
-        f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
-        "max_tokens in the provider; without a limit a model that misses its stop token "
-        "generates until the timeout)"
-    )
-    return out, (note,)

@@ -66,15 +66,12 @@ def prompt_context(golden: Golden) -> dict[str, Any]:
     return context
 
 
-ROLE_LABELS = {"system": "System", "user": "User", "assistant": "Assistant"}
-
-
 def flatten_messages(messages: Sequence[tuple[str, str]]) -> str:
     """One text for a provider that takes a prompt: a lone user message is its content; any
     other conversation is each message as ``Role: content``, separated by a blank line."""
     if len(messages) == 1 and messages[0][0] == "user":
         return messages[0][1]
-    return "\n\n".join(f"{ROLE_LABELS[role]}: {content}" for role, content in messages)
+    return "\n\n".join(f"{role.capitalize()}: {content}" for role, content in messages)
 
 
 def render_conversation(
@@ -106,24 +103,17 @@ def build_calls(
     """Every call of the run: each candidate × golden × repeat index in ``repeats`` (default
     the file's ``range(repeats)``), or only the (candidate, golden) pairs in ``only``."""
     indexes = range(spec.repeats) if repeats is None else repeats
-    calls = []
+    calls: list[Call] = []
     for candidate in spec.candidates:
         where = f"{spec.source} (candidate {candidate.id})"
         for golden in goldens:
             if only is not None and (candidate.id, golden.id) not in only:
                 continue
             prompt, messages = render_conversation(candidate, prompt_context(golden), where=where)
-            for repeat in indexes:
-                calls.append(
-                    Call(
-                        candidate.id,
-                        golden.id,
-                        repeat,
-                        prompt,
-                        candidate.provider,
-                        messages=messages,
-                    )
-                )
+            calls.extend(
+                Call(candidate.id, golden.id, repeat, prompt, candidate.provider, messages=messages)
+                for repeat in indexes
+            )
     return calls
 
 

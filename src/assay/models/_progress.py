@@ -31,15 +31,9 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Progress of ``total`` model calls; silent when not ``enabled``.
-
-    Args:
-        total: the steps the run will make.
-        enabled: whether to show anything at all.
-        stream: where to write (default: standard error).
-        clock: seconds, monotonic (tests give their own).
-        tty: whether ``stream`` is a terminal (default: ask it).
-    """
+    """Progress of ``total`` model calls, on ``stream`` (default: standard error); silent when
+    not ``enabled``. Tests give their own ``clock`` (monotonic seconds) and ``tty`` (default:
+    whether ``stream`` is a terminal)."""
 
     def __init__(
         self,
@@ -62,7 +56,6 @@ class Progress:
         self._width = 0
 
     def step(self, *, failed: bool = False) -> None:
-        """One step done (``failed``: and it failed)."""
         self.done += 1
         self.failed += failed
         if not self.enabled:
@@ -81,8 +74,7 @@ class Progress:
         elapsed = (self._clock() if now is None else now) - self._started
         parts = [f"{self.done}/{self.total} calls"]
         if elapsed > 0 and self.done:
-            rate = self.done / elapsed
-            parts.append(f"{rate:.1f}/s")
+            parts.append(f"{self.done / elapsed:.1f}/s")
         parts.append(f"{self.failed} failed")
         if self.done >= self.total:
             parts.append(f"done in {_duration(elapsed)}")
@@ -102,6 +94,3 @@ class Progress:
         else:
             self._stream.write(f"assay: {text}\n")
         self._stream.flush()
-
-
-__all__ = ["PLAIN_S", "REDRAW_S", "Progress"]

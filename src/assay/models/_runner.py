@@ -94,7 +94,6 @@ class RunStats:
     by_provider: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: RunStats) -> None:
-        """Count ``other``'s calls, tokens and cost too."""
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name, count in other.by_provider.items():

@@ -79,8 +79,7 @@ class RawOutputs:
         data = self.data
         if not data or not all(isinstance(v, dict) for v in data.values()):
             return False
-        ids = set(golden_ids)
-        return not any(k in ids for k in data)
+        return set(golden_ids).isdisjoint(data)
 
     def shaped(self, per_candidate: bool) -> Outputs:
         """``{candidate: {golden_id: output}}`` in the shape given."""

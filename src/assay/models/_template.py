@@ -40,8 +40,16 @@ _SEEN: Final = (
 _MAX_COMPILED: Final = 4096
 _compiled: dict[str, Template] = {}
 _environment: Environment | None = None
-# The UndefinedError subclass carrying the missing name (defined with the environment).
-_missing_error: type[Exception] | None = None
+
+
+class _Missing(Exception):
+    """An undefined name or field, with what was missing (for the error's message): what the
+    environment's undefined raises in place of Jinja's UndefinedError."""
+
+    def __init__(self, message: str | None = None, *, name: Any, attribute: bool):
+        super().__init__(message)
+        self.name = name
+        self.attribute = attribute
 
 
 class _NotText(Exception):
@@ -68,21 +76,13 @@ def _finalize(value: Any) -> Any:
 
 
 def _env() -> Environment:
-    global _environment, _missing_error
+    global _environment
     if _environment is not None:
         return _environment
     from jinja2 import StrictUndefined
     from jinja2.exceptions import UndefinedError
     from jinja2.sandbox import ImmutableSandboxedEnvironment
     from jinja2.utils import missing
-
-    class _Missing(UndefinedError):
-        """An undefined name or field, with what was missing (for the error's message)."""
-
-        def __init__(self, message: str | None = None, *, name: Any, attribute: bool):
-            super().__init__(message)
-            self.name = name
-            self.attribute = attribute
 
     class _Strict(StrictUndefined):
         """StrictUndefined whose error carries the missing name. The sandbox's refusals (its own
@@ -129,7 +129,6 @@ def _env() -> Environment:
     )
     # Random text in a prompt would make every call a new cache entry and every run differ.
     env.globals.pop("lipsum", None)
-    _missing_error = _Missing
     _environment = env
     return env
 
@@ -268,9 +267,8 @@ def _missing_path(template: str, name: Any, attribute: bool, line: int | None) -
         if segments is not None and segments[-1] == name:
             paths.append((node.lineno, _path_text(segments)))
     on_line = [text for lineno, text in paths if lineno == line]
-    if on_line or paths:
-        return (on_line or [text for _, text in paths])[0]
-    return str(name)
+    texts = on_line or [text for _, text in paths]
+    return texts[0] if texts else str(name)
 
 
 def render(template: str, context: Mapping[str, Any], *, where: str, field: str = "prompt") -> str:
@@ -287,34 +285,29 @@ def render(template: str, context: Mapping[str, Any], *, where: str, field: str 
     compiled = compile_template(template, source=where, field=field)
     names = template_names(context, where=where, field=field)
     golden = context.get("id")
-    missing_error = _missing_error
-    assert missing_error is not None  # compile_template made the environment
     try:
         return compiled.render(names)
     except AssayError:
         raise
-    except SecurityError as exc:
-        problem = f"the sandbox refuses it ({exc})"
-        line = _template_line(exc.__traceback__)
-    except missing_error as exc:
-        line = _template_line(exc.__traceback__)
-        name, attribute = getattr(exc, "name", None), getattr(exc, "attribute", False)
-        path = _missing_path(template, name, attribute, line)
-        at = f" (line {line})" if line is not None else ""
-        raise ConfigError(
-            f"the {field} template uses {path!r}{at}, which golden {golden!r} does not have; "
-            f"{_SEEN}",
-            source=where,
-            field=field,
-        ) from None
-    except _NotText as exc:
-        problem = f"it prints a {exc.kind}, which is neither text nor JSON"
-        if exc.kind == "generator":  # what map, select and friends return
-            problem += " (add | list or | join)"
-        line = _template_line(exc.__traceback__)
     except Exception as exc:  # a template is code: any failure is the template's, said in a line
-        problem = f"{type(exc).__name__}: {exc}"
         line = _template_line(exc.__traceback__)
+        if isinstance(exc, _Missing):
+            path = _missing_path(template, exc.name, exc.attribute, line)
+            at = f" (line {line})" if line is not None else ""
+            raise ConfigError(
+                f"the {field} template uses {path!r}{at}, which golden {golden!r} does not have; "
+                f"{_SEEN}",
+                source=where,
+                field=field,
+            ) from None
+        if isinstance(exc, SecurityError):
+            problem = f"the sandbox refuses it ({exc})"
+        elif isinstance(exc, _NotText):
+            problem = f"it prints a {exc.kind}, which is neither text nor JSON"
+            if exc.kind == "generator":  # what map, select and friends return
+                problem += " (add | list or | join)"
+        else:
+            problem = f"{type(exc).__name__}: {exc}"
     at = f" at line {line}" if line is not None else ""
     raise ConfigError(
         f"the {field} template fails for golden {golden!r}{at}: {problem}",

@@ -34,9 +34,6 @@ def is_known_provider_type(name: object) -> bool:
     """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type.
 
     Only a namespaced name makes it read the installed packages; nothing is imported.
-
-    Args:
-        name: the ``type`` of a provider setting (anything; only strings can qualify).
     """
     if name in PROVIDER_TYPES:
         return True

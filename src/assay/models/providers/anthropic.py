@@ -25,7 +25,7 @@ ANTHROPIC_VERSION: Final = "2023-06-01"
 
 class AnthropicProvider(HTTPProvider):
     path: ClassVar[str] = "v1/messages"
-    status_names: ClassVar[Mapping[int, str]] = {529: "overloaded"}
+    status_names: ClassVar[Mapping[int, str]] = {**HTTPProvider.status_names, 529: "overloaded"}
 
     def __init__(self, config: ProviderConfig):
         auth = {"anthropic-version": ANTHROPIC_VERSION}
@@ -59,16 +59,12 @@ class AnthropicProvider(HTTPProvider):
         """One message of ``messages`` (system ones sent as the ``system`` field)."""
         data = await self.post(self._body(messages))
         blocks = data.get("content") if isinstance(data, dict) else None
-        texts = []
-        if isinstance(blocks, list):
-            for block in blocks:
-                if isinstance(block, dict) and block.get("type") == "text":
-                    text = block.get("text")
-                    if not isinstance(text, str):
-                        blocks = None
-                        break
-                    texts.append(text)
         if not isinstance(blocks, list):
+            raise ProviderError("malformed response (no content list)", retryable=True)
+        texts: list[Any] = [
+            b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        if not all(isinstance(text, str) for text in texts):
             raise ProviderError("malformed response (no content list)", retryable=True)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         stop = data.get("stop_reason")

@@ -85,7 +85,7 @@ class HTTPProvider:
 
     path: ClassVar[str] = ""
     # Statuses with a name of their own in messages (e.g. anthropic's 529 overloaded).
-    status_names: ClassVar[Mapping[int, str]] = {}
+    status_names: ClassVar[Mapping[int, str]] = {429: "rate limited"}
 
     def __init__(self, config: ProviderConfig, auth: dict[str, str]):
         import httpx
@@ -141,18 +141,9 @@ class HTTPProvider:
             said = server_message(response.content)
             detail = f": {said}" if said else ""
             retry = status == 429 or status >= 500
-            if status == 429:
-                what = "rate limited"
-            else:
-                what = "server error" if retry else "request rejected"
-            what = self.status_names.get(status, what)
-            raise ProviderError(
-                f"{what} ({status}){detail}",
-                retryable=retry,
-                retry_after=retry_after_seconds(response.headers.get("retry-after"))
-                if retry
-                else None,
-            )
+            what = self.status_names.get(status, "server error" if retry else "request rejected")
+            after = retry_after_seconds(response.headers.get("retry-after")) if retry else None
+            raise ProviderError(f"{what} ({status}){detail}", retryable=retry, retry_after=after)
         try:
             return json.loads(response.content)
         except (ValueError, UnicodeDecodeError, RecursionError):
