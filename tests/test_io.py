@@ -840,14 +840,17 @@ def test_a_journal_append_failure_names_the_journal_and_leaves_it_whole(
 
 
 def test_a_ledger_line_with_nan_is_a_one_line_error(tmp_path: Path) -> None:
-    from assay.attest._ledger import attest_dir, read_chain
+    from assay.attest._ledger import attest_dir, store
 
     path = attest_dir(tmp_path) / "lineage.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b'{"index":NaN}\n')
     with pytest.raises(AssayError) as info:
-        read_chain(path)
-    assert one_line(info.value) == f"{path}:1: not canonical JSON"
+        store(tmp_path, b"{}", "task", "run", b"k" * 32, "CLEAN")
+    assert one_line(info.value) == (
+        f"{path}:1: the lineage is damaged here (not canonical JSON); no line before it is "
+        "intact: move the file away to start a new one, then seal again"
+    )
 
 
 def test_a_record_is_never_written_through_a_symlink(tmp_path: Path) -> None:
@@ -880,7 +883,7 @@ def test_init_never_replaces_a_file_that_appears_while_it_writes(
 def test_a_step_summary_that_cannot_be_written_is_one_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assay.cli._step_summary import append_step_summary
+    from assay.cli._common import append_step_summary
 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))
     append_step_summary("# summary")
@@ -892,7 +895,7 @@ def test_a_step_summary_that_cannot_be_written_is_one_warning(
 
 
 def test_the_step_summary_is_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.cli._step_summary import append_step_summary
+    from assay.cli._common import append_step_summary
 
     path = tmp_path / "summary.md"
     path.write_text("# earlier step\n", encoding="utf-8")

@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = cli.main(args=args, prog_name="assay", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("assay: interrupted", err=True)
         code = 130
     except click.ClickException as exc:
@@ -99,9 +99,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     except AssayError as exc:
         click.echo(f"assay: error: {exc}", err=True)
         code = 1
-    except KeyboardInterrupt:
-        click.echo("assay: interrupted", err=True)
-        code = 130
     except BrokenPipeError:
         # The reader went away (e.g. `assay gate ... | head`): not an error of ours.
         sys.stderr.close()

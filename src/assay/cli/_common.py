@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,32 @@ def emit(text: str, output: Path | None) -> None:
             atomic_write_text(output, _escaped_surrogates(text))
 
 
-def verdict_to_stderr(document: dict[str, Any], output: Path | None) -> None:
-    """With ``--output`` stdout is empty: the verdict and the regressions go to stderr."""
-    if output is None:
-        return
-    from assay.views import render_verdict
+def deliver(text: str, document: dict[str, Any], output: Path | None) -> None:
+    """Print the report ``text`` of ``document`` or write it to ``output`` (stdout is then
+    empty: the verdict and the regressions go to stderr), and on GitHub Actions add the
+    document's Markdown summary to the job's step summary."""
+    emit(text, output)
+    if output is not None:
+        from assay.views import render_verdict
 
-    click.echo(render_verdict(document, str(output)), err=True, nl=False)
+        click.echo(render_verdict(document, str(output)), err=True, nl=False)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from assay.views import render
+
+        append_step_summary(render("markdown", document))
+
+
+def append_step_summary(markdown: str) -> None:
+    """On GitHub Actions, add the Markdown summary to the job's step summary (its protocol is
+    appending to the file it names)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from assay.errors import AssayError
+    from assay.io import append_text
+
+    try:
+        append_text(Path(target), markdown if markdown.endswith("\n") else markdown + "\n")
+    except AssayError as exc:
+        # The report itself was delivered; a summary that cannot be added is not worth exit 1.
+        click.echo(f"assay: warning: GITHUB_STEP_SUMMARY: {exc}", err=True)

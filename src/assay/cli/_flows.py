@@ -4,7 +4,6 @@ so the commands differ only in the flags they take."""
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -12,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli._common import chosen_format, emit, verdict_to_stderr
-from assay.cli._step_summary import append_step_summary
+from assay.cli._common import chosen_format, deliver, emit
 
 if TYPE_CHECKING:
-    from assay.agent import AgentOptions
+    from assay.agent import AgentOptions, Sandbox
     from assay.config import Config
     from assay.gate import GateOptions
 
@@ -31,7 +29,7 @@ class Report:
     failures_only: bool = False
 
     def show(self, document: dict[str, Any], content: Any = None) -> None:
-        """Print (or write) the report, then the verdict on stderr when it went to a file."""
+        """Print (or write) the report: see :func:`~assay.cli._common.deliver`."""
         from assay.views import failures_only, render
 
         shown = failures_only(document) if self.failures_only else document
@@ -41,27 +39,23 @@ class Report:
             from assay.views import styled, use_colour
 
             text = styled(text, colour=use_colour(sys.stdout))
-        emit(text, self.output)
-        verdict_to_stderr(document, self.output)
-        if os.environ.get("GITHUB_STEP_SUMMARY"):
-            append_step_summary(render("markdown", shown))
+        deliver(text, shown, self.output)
 
 
-def report_settings(
-    as_json: bool, fmt: str | None, output: Path | None, quiet: bool, failures_only: bool
-) -> Report:
-    """The report asked for; ``--json`` is ``--format json``.
+def report_settings(flags: dict[str, Any]) -> Report:
+    """The report the Report flags ask for; ``--json`` is ``--format json``.
 
     Raises:
         click.UsageError: ``--json`` with another format, ``--quiet`` with another format than
             text, or ``--quiet`` with ``--failures-only``.
     """
-    chosen = chosen_format(as_json, fmt)
+    chosen = chosen_format(flags["as_json"], flags["fmt"])
+    quiet = flags["quiet"]
     if quiet and chosen != "text":
         raise click.UsageError(f"--quiet shortens the text report; --format {chosen} is whole")
-    if quiet and failures_only:
+    if quiet and flags["failures_only"]:
         raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
-    return Report(chosen, output, quiet, failures_only)
+    return Report(chosen, flags["output"], quiet, flags["failures_only"])
 
 
 def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> tuple[Any, Any]:
@@ -118,9 +112,7 @@ def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
             raise click.UsageError("--alpha and --max-repeats apply to --check")
         raise click.UsageError("--alpha applies to --check")
     shard, chosen = selection(flags["shard_spec"], flags["patterns"], mode)
-    report = report_settings(
-        flags["as_json"], flags["fmt"], flags["output"], flags["quiet"], flags["failures_only"]
-    )
+    report = report_settings(flags)
     settings = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
     settings |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
     if "max_repeats" in flags:
@@ -135,14 +127,13 @@ def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions
     from assay.gate import GateOptions
 
     report, shared = shared_flags(flags)
-    options = GateOptions(
+    return report, GateOptions(
         similarity=flags["similarity"],
         judge=flags["use_judge"],
         no_cache=flags["no_cache"],
         **own,
         **shared,
     )
-    return report, options
 
 
 def run_gate_flow(
@@ -248,26 +239,21 @@ def run_agent_flow(
     return outcome.exit_code
 
 
-def _agent_sandbox(agent: str, running: AgentRun, config: Any) -> tuple[str, Any]:
+def _agent_sandbox(agent: str, running: AgentRun, config: Config) -> tuple[str, Sandbox]:
     """The command and sandbox of ``--agent``: a named ``[agents.NAME]`` block, else the text
-    itself as the command (or a built-in agent)."""
+    itself as the command (or a built-in agent) with a block's defaults."""
     from assay.agent import Sandbox
+    from assay.config import AgentSettings
 
+    named = config.agents.get(agent) or AgentSettings(command=agent)
     # Where the steps run and how fenced: the flags, whatever the [agents.NAME] block says.
-    where: dict[str, Any] = {
-        "environment": running.environment or "local",
-        "isolation": running.isolation or "bubblewrap",
-        "image": running.image,
-    }
-    named = config.agents.get(agent)
-    if named is None:
-        sandbox = Sandbox(journal=not running.no_journal, no_network=running.no_network, **where)
-        return agent, sandbox
     return named.command, Sandbox(
         journal=named.journal and not running.no_journal,
         no_network=named.no_network or running.no_network,
         allow_read=named.allow_read,
         allow_endpoints=named.allow_endpoints,
         env=named.env,
-        **where,
+        environment=running.environment or "local",
+        isolation=running.isolation or "bubblewrap",
+        image=running.image,
     )

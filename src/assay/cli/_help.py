@@ -32,24 +32,18 @@ class SectionedCommand(click.Command):
             record = param.get_help_record(ctx)
             if record is not None and param.name is not None:
                 records[param.name] = record
-        placed: set[str] = set()
-        for title, names in self.sections:
+        placed = {name for _, names in self.sections for name in names}
+        rest = [name for name in records if name not in placed]
+        for title, names in [*self.sections, ("Options", rest)]:
             rows = [records[n] for n in names if n in records]
-            placed.update(names)
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
-        rest = [record for name, record in records.items() if name not in placed]
-        if rest:
-            with formatter.section("Options"):
-                formatter.write_dl(rest)
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         if not self.examples:
             return
         with formatter.section("Examples"):
             indent = " " * formatter.current_indent
-            for i, (line, comment) in enumerate(self.examples):
-                if i:
-                    formatter.write("\n")
-                formatter.write(f"{indent}# {comment}\n{indent}$ {line}\n")
+            shown = [f"{indent}# {comment}\n{indent}$ {line}\n" for line, comment in self.examples]
+            formatter.write("\n".join(shown))

@@ -49,7 +49,6 @@ def format_option(help_text: str = "Report format.") -> Callable[[F], F]:
         "-f",
         "--format",
         "fmt",
-        default=None,
         callback=_check_format,
         metavar="|".join(FORMATS) + "|PKG/NAME",
         help=help_text,
@@ -59,7 +58,6 @@ def format_option(help_text: str = "Report format.") -> Callable[[F], F]:
 def similarity_option() -> Callable[[F], F]:
     return click.option(
         "--similarity",
-        default=None,
         callback=_check_backend,
         metavar="|".join(BUILTIN_BACKENDS) + "|PKG/NAME",
         help="Tier 2 backend (default from config, else none).",
@@ -67,7 +65,6 @@ def similarity_option() -> Callable[[F], F]:
 
 
 def path_option(*names: str, **attrs: Any) -> Callable[[F], F]:
-    """An option naming a file or folder, given to the command as a Path."""
     return click.option(*names, type=click.Path(path_type=Path), **attrs)
 
 
@@ -81,7 +78,6 @@ def json_option(help_text: str = "Print one JSON document.") -> Callable[[F], F]
 
 
 def key_file_option() -> Callable[[F], F]:
-    """``--key-file`` of the ``assay attest`` commands."""
     return path_option(
         "--key-file", help="Key file (default: $ASSAY_KEY_FILE, else the user's config folder)."
     )
@@ -99,7 +95,6 @@ def apply(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 
 def selection_options() -> Callable[[F], F]:
-    """-t/--tier, -k/--filter, --shard: which goldens (or tasks) the run takes."""
     from assay.vocabulary import TIERS
 
     return apply(
@@ -131,8 +126,11 @@ def selection_options() -> Callable[[F], F]:
 
 
 def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
-    """-b/--baseline, -w/--write-baseline, -c/--check, --alpha, --force (and --max-repeats)."""
-    options = [
+    more_trials = count_option(
+        "--max-repeats",
+        help_text="With --check: give undecided goldens more trials, up to N in all.",
+    )
+    return apply(
         path_option("-b", "--baseline", help="Baseline file."),
         click.option(
             "-w", "--write-baseline", is_flag=True, help="Write the baseline from this run."
@@ -148,27 +146,17 @@ def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
             type=click.FloatRange(0, 1, min_open=True),
             help="With --check: significance level for random outcomes (default 0.05).",
         ),
-    ]
-    if max_repeats:
-        options.append(
-            count_option(
-                "--max-repeats",
-                help_text="With --check: give undecided goldens more trials, up to N in all.",
-            )
-        )
-    options.append(
+        *([more_trials] if max_repeats else []),
         click.option(
             "--force",
             is_flag=True,
             help="Let --write-baseline replace a baseline that decided goldens with one "
             "that decides none.",
-        )
+        ),
     )
-    return apply(*options)
 
 
 def report_options() -> Callable[[F], F]:
-    """-f/--format, --json, -o/--output, -q/--quiet, --failures-only."""
     return apply(
         format_option("Report format (default text)."),
         json_option("The same as --format json."),

@@ -54,7 +54,6 @@ from assay.cli._help import SectionedCommand
 @click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
-    default=None,
     help="Run the tasks in threads here (local, the default) or on a Ray cluster "
     "(pip install 'assay[ray]').",
 )
@@ -66,7 +65,6 @@ from assay.cli._help import SectionedCommand
 @click.option(
     "--environment",
     type=click.Choice(["local", "docker"]),
-    default=None,
     help="Run every step here (local, the default), or in the image each task names.",
 )
 @click.option(
@@ -77,7 +75,6 @@ from assay.cli._help import SectionedCommand
 @click.option(
     "--isolation",
     type=click.Choice(["bubblewrap", "none"]),
-    default=None,
     help="The agent's sandbox: bubblewrap (the default: only its worktree and toolchain are in "
     "its world) or none (observation only: see the threat model in docs/guide/attestation.md).",
 )

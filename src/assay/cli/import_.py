@@ -27,7 +27,6 @@ def import_group() -> None:
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option(
     "--output",
-    "output",
     type=click.Path(path_type=Path),
     help="Folder to write goldens/ and candidates.yaml into (default: ./<config-stem>-assay).",
 )

@@ -17,15 +17,16 @@ from assay.config import DEFAULT_ATTESTATIONS
 from assay.errors import ConfigError
 from assay.io import atomic_create_text, dump_json
 
-_CONFIG: Final = """\
+# Relative path -> content. Order is the order files are written and listed.
+FILES: Final[dict[str, str]] = {
+    "assay.toml": """\
 # assay settings: every key has a default and a matching CLI flag.
 goldens = "goldens"                 # where the golden cases live
 baseline = "assay-baseline.json"    # commit this file: --check compares against it
 # Tier 2 backend for goldens without asserts: none | difflib | rapidfuzz (lexical, offline).
 similarity = "rapidfuzz"
-"""
-
-_REFUND: Final = """\
+""",
+    "goldens/smoke/refund-window.md": """\
 ---
 id: refund-window
 title: Answer the refund question from the policy
@@ -42,9 +43,8 @@ String asserts: the number of days must come from the policy, not from the model
 
 ## Origin
 Scaffolded by `assay init`: replace it with a question your support assistant really gets.
-"""
-
-_INVOICE: Final = """\
+""",
+    "goldens/smoke/extract-invoice.md": """\
 ---
 id: extract-invoice
 title: Extract invoice fields as JSON
@@ -70,9 +70,8 @@ Mapping asserts: a JSON Schema for the shape, JSON Pointers (RFC 6901) for singl
 
 ## Origin
 Scaffolded by `assay init` after the common "extract fields from an email" task.
-"""
-
-_GIT: Final = """\
+""",
+    "goldens/smoke/git-last-commits.md": """\
 ---
 id: git-last-commits
 title: Shell command for recent commits
@@ -87,9 +86,8 @@ A short answer that must stay close to the canonical command (edit distance at m
 
 ## Origin
 Scaffolded by `assay init` (command-line assistants).
-"""
-
-_SQL: Final = """\
+""",
+    "goldens/standard/sql-active-users.md": """\
 ---
 id: sql-active-users
 title: Query active users
@@ -105,9 +103,8 @@ A read-only query, parsed by a real SQL parser (`is-sql`).
 
 ## Origin
 Scaffolded by `assay init`: the simplest text-to-SQL request a data assistant sees.
-"""
-
-_CACHE: Final = """\
+""",
+    "goldens/standard/explain-cache.md": """\
 ---
 id: explain-cache
 title: Explain a cache in one sentence
@@ -120,9 +117,8 @@ No asserts: tier 2 decides it, by the lexical similarity of the output to `expec
 
 ## Origin
 Scaffolded by `assay init` (free-text answers scored by similarity).
-"""
-
-_FRIDAY: Final = """\
+""",
+    "goldens/standard/deploy-friday.md": """\
 ---
 id: deploy-friday
 title: Policy question that needs judgement
@@ -136,22 +132,22 @@ pass nor fail) until a judge is configured.
 
 ## Origin
 Scaffolded by `assay init` after a change-freeze policy question.
-"""
-
-# Outputs that pass every decided golden; built with json so the escaping is always right.
-_OUTPUTS: Final = dump_json(
-    {
-        "refund-window": "You can request a refund within 30 days of purchase.",
-        "extract-invoice": json.dumps({"invoice": "INV-1042", "total": 129.5, "currency": "EUR"}),
-        "git-last-commits": "git log --oneline -n 5",
-        "sql-active-users": "SELECT email FROM users WHERE active = TRUE;",
-        "explain-cache": "A cache stores copies of recently used data nearby so later requests "
-        "are served faster.",
-        "deploy-friday": "No. A change freeze applies from Friday 12:00 until Monday 08:00.",
-    }
-)
-
-_WORKFLOW: Final = """\
+""",
+    # Outputs that pass every decided golden; built with json so the escaping is always right.
+    "outputs.json": dump_json(
+        {
+            "refund-window": "You can request a refund within 30 days of purchase.",
+            "extract-invoice": json.dumps(
+                {"invoice": "INV-1042", "total": 129.5, "currency": "EUR"}
+            ),
+            "git-last-commits": "git log --oneline -n 5",
+            "sql-active-users": "SELECT email FROM users WHERE active = TRUE;",
+            "explain-cache": "A cache stores copies of recently used data nearby so later requests "
+            "are served faster.",
+            "deploy-friday": "No. A change freeze applies from Friday 12:00 until Monday 08:00.",
+        }
+    ),
+    ".github/workflows/assay.yml": """\
 # Score the candidate outputs against the goldens on every pull request.
 # `assay gate --check` exits 2 when a golden regressed against the committed baseline
 # (create it once with `assay gate --outputs outputs.json --write-baseline` and commit it).
@@ -190,19 +186,7 @@ jobs:
         uses: mikepenz/action-junit-report@v4
         with:
           report_paths: assay-junit.xml
-"""
-
-# Relative path -> content. Order is the order files are written and listed.
-FILES: Final[dict[str, str]] = {
-    "assay.toml": _CONFIG,
-    "goldens/smoke/refund-window.md": _REFUND,
-    "goldens/smoke/extract-invoice.md": _INVOICE,
-    "goldens/smoke/git-last-commits.md": _GIT,
-    "goldens/standard/sql-active-users.md": _SQL,
-    "goldens/standard/explain-cache.md": _CACHE,
-    "goldens/standard/deploy-friday.md": _FRIDAY,
-    "outputs.json": _OUTPUTS,
-    ".github/workflows/assay.yml": _WORKFLOW,
+""",
 }
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from assay.cli._common import chosen_format, emit, verdict_to_stderr
+from assay.cli._common import chosen_format, deliver
 from assay.cli._options import format_option
 
 
@@ -46,7 +45,6 @@ def merge_command(
       assay merge shard-*.json --format junit --output report.xml
     """
     from assay.agent import merge_run
-    from assay.cli._step_summary import append_step_summary
     from assay.config import load_config
     from assay.gate import read_shards
     from assay.views import render
@@ -58,10 +56,7 @@ def merge_command(
     merged = merge_run(
         read_shards(files), config, baseline=baseline, write_baseline=write_baseline, force=force
     )
-    emit(render(fmt, merged.document, merged.content), output)
-    verdict_to_stderr(merged.document, output)
-    for reason in merged.undecided:
+    deliver(render(fmt, merged.document, merged.content), merged.document, output)
+    for reason in merged.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        append_step_summary(render("markdown", merged.document))
     return merged.exit_code

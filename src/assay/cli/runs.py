@@ -21,7 +21,6 @@ def runs_group() -> None:
     "--format",
     "fmt",
     type=click.Choice(["text", "json", "html"]),
-    default=None,
     help="text (default), json, or html: the history as a page, with the pass rate over time.",
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write it to FILE.")

@@ -44,13 +44,6 @@ def dump_json(document: Any) -> str:
     return dump(document, compact=not sys.stdout.isatty())
 
 
-def renderer(fmt: str) -> Callable[..., str]:
-    """The render function of a built-in format."""
-    module, name = _RENDERERS[fmt]
-    function: Callable[..., str] = getattr(import_module(module), name)
-    return function
-
-
 def is_known_format(name: str) -> bool:
     """A built-in format, or an installed ``pkg/name`` format plugin (nothing is imported)."""
     from assay.plugins import FORMATS_GROUP, has_plugin
@@ -74,10 +67,10 @@ def render(
     """
     if fmt == "json":
         return dump_json(document)
-    if fmt == "text":
-        return renderer(fmt)(document, content, quiet=quiet)
     if fmt in _RENDERERS:
-        return renderer(fmt)(document, content)
+        module, name = _RENDERERS[fmt]
+        draw: Callable[..., str] = getattr(import_module(module), name)
+        return draw(document, content, quiet=quiet) if fmt == "text" else draw(document, content)
     from assay.views._formats import RenderContext, render_plugin_format
 
     view = str(document.get("kind", "gate"))
@@ -120,7 +113,6 @@ __all__ = [
     "render_self_test",
     "render_summary",
     "render_verdict",
-    "renderer",
     "styled",
     "use_colour",
 ]

@@ -40,11 +40,10 @@ _PAD: Final = 32
 def _verdict(row: Mapping[str, Any]) -> tuple[str, str]:
     """(css class, text) of a run's outcome column."""
     outcome = str(row.get("outcome", ""))
-    if outcome.startswith("gate "):
-        word = outcome[5:]
-        css = {"passed": "passed", "failed": "failed"}.get(word, "undecided")
-        return css, word
-    return "agent", outcome
+    if not outcome.startswith("gate "):
+        return "agent", outcome
+    word = outcome[5:]
+    return (word if word in ("passed", "failed") else "undecided"), word
 
 
 def _chart(rows: Sequence[Mapping[str, Any]]) -> str:

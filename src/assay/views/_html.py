@@ -87,15 +87,17 @@ def _golden(golden: Golden | None) -> dict[str, Any] | None:
     }
 
 
-def _before(baseline: Mapping[str, Any] | None, candidate: str, golden_id: str) -> Any:
-    if baseline is None:
-        return None
-    entries = baseline.get("goldens")
-    per = entries.get(candidate) if isinstance(entries, Mapping) else None
-    entry = per.get(golden_id) if isinstance(per, Mapping) else None
+def _outcome(entry: Any) -> dict[str, Any] | None:
+    """The status and score of a result or a baseline entry (None for anything else)."""
     if not isinstance(entry, Mapping):
         return None
     return {"status": entry.get("status"), "score": entry.get("score")}
+
+
+def _before(baseline: Mapping[str, Any] | None, candidate: str, golden_id: str) -> Any:
+    entries = baseline.get("goldens") if baseline is not None else None
+    per = entries.get(candidate) if isinstance(entries, Mapping) else None
+    return _outcome(per.get(golden_id) if isinstance(per, Mapping) else None)
 
 
 def _compact(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,19 +122,14 @@ def _regressions(document: Document, content: ReportContent) -> list[dict[str, A
     if regressions is None:
         return None
     now = {(r["candidate"], r["id"]): r for r in document["results"]}
-    out = []
-    for reg in regressions:
-        after = now.get((reg["candidate"], reg["id"]))
-        out.append(
-            {
-                **reg,
-                "before": _before(content.baseline, reg["candidate"], reg["id"]),
-                "after": None
-                if after is None
-                else {"status": after["status"], "score": after["score"]},
-            }
-        )
-    return out
+    return [
+        {
+            **reg,
+            "before": _before(content.baseline, reg["candidate"], reg["id"]),
+            "after": _outcome(now.get((reg["candidate"], reg["id"]))),
+        }
+        for reg in regressions
+    ]
 
 
 def _subtitle(document: Document, goldens: int) -> str:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 GATE_SUITE: Final = "assay-gate"
 _MESSAGE_MAX: Final = 200
+# The counts of a suite: its cases that hold each element (and "tests": all its cases).
+_COUNTED: Final = {"failures": "failure", "errors": "error", "skipped": "skipped"}
 # XML 1.0 forbids most C0 controls, lone surrogates and U+FFFE/U+FFFF; a parser rejects the whole
 # file when one slips in, so they are removed rather than escaped (they cannot be escaped).
 _ILLEGAL_XML: Final = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -34,10 +36,14 @@ def _short(text: str) -> str:
     return one_line if len(one_line) <= _MESSAGE_MAX else one_line[: _MESSAGE_MAX - 1] + "…"
 
 
-def _sub(parent: ET.Element, tag: str, attrs: Mapping[str, str], body: str | None = None) -> None:
+def _sub(
+    parent: ET.Element, tag: str, attrs: Mapping[str, str], body: str | None = None
+) -> ET.Element:
+    """A child element, its attributes and text cleaned for XML."""
     child = ET.SubElement(parent, tag, {k: clean(v) for k, v in attrs.items()})
     if body:
         child.text = clean(body)
+    return child
 
 
 def _fail_message(lines: list[str]) -> str:
@@ -61,7 +67,7 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportConte
     telemetry = result.get("telemetry")
     if telemetry is not None:
         attrs["time"] = f"{float(telemetry['duration_s']):.3f}"
-    case = ET.SubElement(suite, "testcase", {k: clean(v) for k, v in attrs.items()})
+    case = _sub(suite, "testcase", attrs)
     status = result["status"]
     notes = "; ".join(result.get("notes", ()))
     failure = result.get("failure")
@@ -84,16 +90,6 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportConte
         _sub(case, "system-out", {}, f"safety: {result['safety']}")
 
 
-def _counts(suite: ET.Element) -> dict[str, int]:
-    cases = suite.findall("testcase")
-    return {
-        "tests": len(cases),
-        "failures": sum(1 for c in cases if c.find("failure") is not None),
-        "errors": sum(1 for c in cases if c.find("error") is not None),
-        "skipped": sum(1 for c in cases if c.find("skipped") is not None),
-    }
-
-
 def _properties(suite: ET.Element, values: Iterable[tuple[str, str]]) -> None:
     props = ET.SubElement(suite, "properties")
     for name, value in values:
@@ -102,9 +98,12 @@ def _properties(suite: ET.Element, values: Iterable[tuple[str, str]]) -> None:
 
 def _finish(root: ET.Element) -> str:
     """Write the counts on every suite and on the root, then serialise."""
-    total = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    total = dict.fromkeys(("tests", *_COUNTED), 0)
     for suite in root.findall("testsuite"):
-        counts = _counts(suite)
+        cases = suite.findall("testcase")
+        counts = {"tests": len(cases)}
+        for key, tag in _COUNTED.items():
+            counts[key] = sum(c.find(tag) is not None for c in cases)
         for key, value in counts.items():
             suite.set(key, str(value))
             total[key] += value
@@ -120,24 +119,20 @@ def _gate_suite(root: ET.Element, document: Document) -> None:
     if summary.get("baseline") is not None:
         _properties(suite, [("baseline", str(summary["baseline"]))])
     for reg in document.get("regressions") or []:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            {"classname": "regression", "name": clean(f"{reg['candidate']}/{reg['id']}")},
-        )
-        _sub(case, "failure", {"message": _short(reg["why"]), "type": "regression"}, reg["why"])
-    case = ET.SubElement(suite, "testcase", {"classname": "gate", "name": "gate"})
-    failures = summary.get("gate_failures", [])
-    undecided = summary.get("undecided", [])
+        name = f"{reg['candidate']}/{reg['id']}"
+        case = _sub(suite, "testcase", {"classname": "regression", "name": name})
+        _failed(case, "failure", "regression", [reg["why"]])
+    case = _sub(suite, "testcase", {"classname": "gate", "name": "gate"})
+    failures, undecided = summary.get("gate_failures", []), summary.get("undecided", [])
     if undecided:  # JUnit's <error>: the test could not run, which is not a failure
-        _sub(
-            case,
-            "error",
-            {"message": _short(undecided[0]), "type": "undecided"},
-            "\n".join(undecided),
-        )
+        _failed(case, "error", "undecided", undecided)
     elif failures:
-        _sub(case, "failure", {"message": _short(failures[0]), "type": "gate"}, "\n".join(failures))
+        _failed(case, "failure", "gate", failures)
+
+
+def _failed(case: ET.Element, tag: str, kind: str, reasons: list[str]) -> None:
+    """A ``<failure>`` or ``<error>``: the first reason (shortened) its message, all its text."""
+    _sub(case, tag, {"message": _short(reasons[0]), "type": kind}, "\n".join(reasons))
 
 
 def _suite_properties(summary: Mapping[str, Any], document: Document) -> list[tuple[str, str]]:

@@ -49,14 +49,17 @@ def cell(value: object, limit: int = _CELL_MAX) -> str:
     return "<br>".join(lines).strip() or " "
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+def _section(
+    heading: str, header: Sequence[str], rows: Iterable[Sequence[str]], total: int = 0
+) -> list[str]:
+    """``### heading`` and its table; when ``rows`` are the first MAX_ROWS of ``total`` (the
+    caller cuts them), how many more there are."""
+    lines = [f"### {heading}", "", "| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
-    return lines
-
-
-def _more(total: int) -> list[str]:
-    return ["", f"…and {total - MAX_ROWS} more."] if total > MAX_ROWS else []
+    if total > MAX_ROWS:
+        lines += ["", f"…and {total - MAX_ROWS} more."]
+    return [*lines, ""]
 
 
 def _verdict(document: Document) -> str:
@@ -90,14 +93,8 @@ def _composite(summary: Mapping[str, Any]) -> list[str]:
     components = [(cell(k), score(v)) for k, v in comp["components"].items()]
     tiers = [(cell(k), pct(v)) for k, v in comp["per_tier"].items()]
     lines = [
-        "### Components",
-        "",
-        *_table(("component", "value"), components),
-        "",
-        "### Per tier",
-        "",
-        *_table(("tier", "pass rate"), tiers),
-        "",
+        *_section("Components", ("component", "value"), components),
+        *_section("Per tier", ("tier", "pass rate"), tiers),
     ]
     notes = [f"- safety: {cell(note, 1000)}" for note in summary.get("safety_notes", [])]
     return [*lines, *notes, ""] if notes else lines
@@ -108,30 +105,23 @@ def _regressions(document: Document) -> list[str]:
     if not regs:
         return []
     rows = [(cell(r["id"]), cell(r["candidate"]), cell(r["why"])) for r in regs[:MAX_ROWS]]
-    return [
-        f"### Regressions ({len(regs)})",
-        "",
-        *_table(("golden", "candidate", "why"), rows),
-        *_more(len(regs)),
-        "",
-    ]
+    return _section(f"Regressions ({len(regs)})", ("golden", "candidate", "why"), rows, len(regs))
 
 
 def _candidates(document: Document) -> list[str]:
-    rows = []
-    for i, s in enumerate(candidates(document), start=1):
-        c = s["counts"]
-        rows.append(
-            (
-                str(i),
-                cell(s["candidate"]),
-                pct(s["pass_rate"]),
-                score(s["mean_score"]),
-                *(str(c.get(k, 0)) for k in ("pass", "fail", "needs-judge", "no-output")),
-            )
+    counted = ("pass", "fail", "needs-judge", "no-output")
+    rows = [
+        (
+            str(i),
+            cell(s["candidate"]),
+            pct(s["pass_rate"]),
+            score(s["mean_score"]),
+            *(str(s["counts"].get(k, 0)) for k in counted),
         )
-    header = ("rank", "candidate", "pass rate", "mean score", "pass", "fail", "needs-judge")
-    return ["### Candidates", "", *_table((*header, "no-output"), rows), ""]
+        for i, s in enumerate(candidates(document), start=1)
+    ]
+    header = ("rank", "candidate", "pass rate", "mean score", *counted)
+    return _section("Candidates", header, rows)
 
 
 def _failing(document: Document, content: ReportContent | None) -> list[str]:
@@ -157,13 +147,7 @@ def _failing(document: Document, content: ReportContent | None) -> list[str]:
         for r in failing[:MAX_ROWS]
     ]
     header = ("golden", "candidate", "tier", "status", "why", *(["said"] if shown else []))
-    return [
-        f"### Failing goldens ({len(failing)})",
-        "",
-        *_table(header, rows),
-        *_more(len(failing)),
-        "",
-    ]
+    return _section(f"Failing goldens ({len(failing)})", header, rows, len(failing))
 
 
 def _totals(document: Document) -> list[str]:

@@ -51,22 +51,17 @@ def summary_line(s: Mapping[str, Any]) -> str:
     )
 
 
+def _cell(result: Mapping[str, Any] | None) -> str:
+    if result is None:
+        return "-"
+    label = LABEL[result["status"]]
+    return label if result["score"] is None else f"{label} {score(result['score'])}"
+
+
 def _matrix(document: Document, width: int) -> list[str]:
     names = [s["candidate"] for s in candidates(document)]
     cells = {(r["candidate"], r["id"]): r for r in document["results"]}
-    rows: list[tuple[str, list[str]]] = []
-    for golden_id in golden_ids(document):
-        row = []
-        for n in names:
-            found = cells.get((n, golden_id))
-            if found is None:
-                cell = "-"
-            elif found["score"] is None:
-                cell = LABEL[found["status"]]
-            else:
-                cell = f"{LABEL[found['status']]} {score(found['score'])}"
-            row.append(cell)
-        rows.append((golden_id, row))
+    rows = [(g, [_cell(cells.get((n, g))) for n in names]) for g in golden_ids(document)]
     # Every column as wide as its widest cell ("NO-OUTPUT 0.000" is wider than a name).
     col = max(12, *(len(n) for n in names), *(len(c) for _, row in rows for c in row))
     lines = [
@@ -234,8 +229,7 @@ def render_failures(table: Mapping[str, Any]) -> str:
     if rows:
         width = min(60, max([4, *(len(r["id"]) for r in rows)]))
         lines.append(f"  {'task':<{width}}  {'category':<17} details")
-        for row in rows:
-            lines.append(f"  {row['id']:<{width}}  {row['category']:<17} {row['details']}")
+        lines += [f"  {row['id']:<{width}}  {row['category']:<17} {row['details']}" for row in rows]
     lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in table["counts"].items()))
     return "\n".join(lines) + "\n"
 
