@@ -417,6 +417,17 @@ def test_existing_files_are_not_overwritten_without_force(tmp_path: Path) -> Non
         ("- just\n- a list\n", "not a promptfoo config: the document is not a mapping"),
         ("tests: []\n", "field 'prompts': not a promptfoo config"),
         ("prompts: [hi]\ntests: [\n", "malformed YAML"),
+        # bounded as every YAML assay reads: a deep nest or an alias bomb is one line
+        ("prompts: [hi]\ntests: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            )
+            + "prompts: [hi]\ntests: [*i]\n",
+            "expand",
+        ),
         ("prompts: [file://missing.txt]\nproviders: [echo]\ntests: []\n", "missing.txt"),
         ("prompts: [hi]\nproviders: [echo]\ntests: [{assert: [{value: x}]}]\n", "'type'"),
     ],

@@ -23,9 +23,14 @@ _EXPANSION_FLOOR: Final = 100_000
 
 
 def yaml_load(
-    text: str, source: str, line_offset: int = 0, error: type[AssayError] = GoldenError
+    text: str,
+    source: str,
+    line_offset: int = 0,
+    error: type[AssayError] = GoldenError,
+    loader: Any = _Loader,
 ) -> Any:
-    """Safe-load YAML, turning parser errors into ``error`` naming ``source`` and the line.
+    """Safe-load YAML, turning parser errors into ``error`` naming ``source`` and the line
+    (``loader``: a safe loader of other resolvers, e.g. YAML 1.2's booleans for promptfoo).
 
     Raises:
         AssayError: (of type ``error``) malformed YAML, too big, nested too deeply, or with
@@ -36,7 +41,7 @@ def yaml_load(
             f"the YAML document is over {MAX_YAML_BYTES // (1024 * 1024)} MiB", source=source
         )
     try:
-        value = yaml.load(text, Loader=_Loader)
+        value = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""

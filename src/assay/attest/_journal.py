@@ -86,21 +86,19 @@ class Journal:
         self.fsync = fsync
         self._next = 0
         self._head = GENESIS
-        if self._size():
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        except OSError as exc:
+            raise AssayError(f"cannot read: {exc.strerror}", source=str(self.path)) from None
+        if size:
             check = self.verify()
             if not check.ok:
                 raise ValidationError(
                     f"the journal is broken: {check.reason}", source=str(self.path)
                 )
             self._next, self._head = check.events, check.head
-
-    def _size(self) -> int:
-        try:
-            return self.path.stat().st_size
-        except FileNotFoundError:
-            return 0
-        except OSError as exc:
-            raise AssayError(f"cannot read: {exc.strerror}", source=str(self.path)) from None
 
     @property
     def head(self) -> str:
@@ -126,12 +124,8 @@ class Journal:
                 f"unknown event kind {kind!r} (use {', '.join(KINDS)})", field="kind"
             )
         event: dict[str, Any] = {"index": self._next, "kind": kind}
-        for name, value in (
-            ("path", path),
-            ("endpoint", endpoint),
-            ("command", command),
-            ("content", content),
-        ):
+        fields = {"path": path, "endpoint": endpoint, "command": command, "content": content}
+        for name, value in fields.items():
             if value is not None:
                 if not isinstance(value, str):
                     raise ValidationError(f"{name} must be a string", field=name)

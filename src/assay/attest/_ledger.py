@@ -97,23 +97,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def read_chain(path: Path) -> list[dict[str, Any]]:
-    """The entries of a ledger file (none when it does not exist yet).
-
-    Raises:
-        AssayError: unreadable, or a line that is not canonical JSON (naming ``path:line``).
-    """
-    if not os.path.lexists(path):
-        return []
-    lines = []
-    for lineno, raw in enumerate(read_bytes(path, AssayError).splitlines(), start=1):
-        entry = parse_canonical(raw)
-        if entry is None:
-            raise AssayError("not canonical JSON", source=f"{path}:{lineno}")
-        lines.append(entry)
-    return lines
-
-
 def _append(path: Path, entry: dict[str, Any]) -> None:
     # Under the lock, so a failed append is undone safely; a symlink here is not assay's.
     append_bytes(path, canonical_json(entry) + b"\n", fsync=True, follow_symlinks=False)
@@ -159,43 +142,38 @@ def _scan(
     return lines, len(lines), None
 
 
-def _refuse_damaged(path: Path, link: str, seal: Callable[[bytes], str], what: str) -> None:
-    """One line naming the damaged line of ``path`` and how to repair it.
+def _next_entry(
+    path: Path, fields: dict[str, Any], link: str, seal: Callable[[bytes], str], what: str
+) -> dict[str, Any]:
+    """``fields`` as the next entry of the chain in ``path`` (a missing file is an empty chain):
+    its index, the previous entry's ``link`` value (``prev``), and ``link`` itself, the seal of
+    the canonical entry.
 
-    The lines before the damage are intact: keeping only them repairs the chain (attestations
+    A damaged chain is refused in one line naming the damaged line and how to repair it: the
+    lines before the damage are intact, and keeping only them repairs the chain (attestations
     whose entries are dropped then fail ``verify``). Nothing is repaired here: damage may be
-    tampering, which a person should see before it is cut away. A missing file is an empty
-    chain.
+    tampering, which a person should see before it is cut away.
 
     Raises:
         AssayError: the file cannot be read, or it is damaged (naming the line).
     """
-    if not os.path.lexists(path):
-        return
-    found = _scan(read_bytes(path, AssayError), link, seal)[2]
-    if found is None:
-        return
-    line, problem = found
-    if line > 1:
-        repair = f"lines 1-{line - 1} are intact: keep only them (head -n {line - 1})"
-    else:
-        repair = "no line before it is intact: move the file away to start a new one"
-    raise AssayError(
-        f"the {what} is damaged here ({problem}); {repair}, then seal again",
-        source=f"{path}:{line}",
-    )
-
-
-def _next_entry(
-    path: Path, fields: dict[str, Any], link: str, seal: Callable[[bytes], str]
-) -> dict[str, Any]:
-    """``fields`` as the next entry of the (whole) chain in ``path``: its index, the previous
-    entry's ``link`` value (``prev``), and ``link`` itself, the seal of the canonical entry."""
-    chain = read_chain(path)
+    data = read_bytes(path, AssayError) if os.path.lexists(path) else b""
+    lines, _, damage = _scan(data, link, seal)
+    if damage is not None:
+        line, problem = damage
+        if line > 1:
+            repair = f"lines 1-{line - 1} are intact: keep only them (head -n {line - 1})"
+        else:
+            repair = "no line before it is intact: move the file away to start a new one"
+        raise AssayError(
+            f"the {what} is damaged here ({problem}); {repair}, then seal again",
+            source=f"{path}:{line}",
+        )
+    last = parse_canonical(lines[-1]) if lines else None
     entry: dict[str, Any] = {
-        "index": len(chain),
+        "index": len(lines),
         **fields,
-        "prev": chain[-1][link] if chain else GENESIS,
+        "prev": last[link] if last is not None else GENESIS,
     }
     entry[link] = seal(canonical_json(entry))
     return entry
@@ -253,12 +231,10 @@ def store(
     attestation_id = "sha256:" + hashlib.sha256(data).hexdigest()
     audit_seal = _audit_seal(key)
     with _locked(lineage), _locked(audit):
-        _refuse_damaged(lineage, "hash", _lineage_seal, "lineage")
-        _refuse_damaged(audit, "mac", audit_seal, "audit log")
         fields = {"id": attestation_id, "task": task, "run_id": run_id}
-        lineage_entry = _next_entry(lineage, fields, "hash", _lineage_seal)
+        lineage_entry = _next_entry(lineage, fields, "hash", _lineage_seal, "lineage")
         fields = {"id": attestation_id, "verdict": verdict}
-        audit_entry = _next_entry(audit, fields, "mac", audit_seal)
+        audit_entry = _next_entry(audit, fields, "mac", audit_seal, "audit log")
         write_record(root, data, folder)
         lineage_size = _size(lineage)
         try:

@@ -112,12 +112,6 @@ def build_truth(key: bytes, texts: Iterable[str], given: Iterable[str] = ()) -> 
     )
 
 
-def _windows(words: Sequence[str], size: int, first: frozenset[str] | set[str]) -> Iterable[str]:
-    for i in range(len(words) - size + 1):
-        if words[i] in first:
-            yield " ".join(words[i : i + size])
-
-
 def match_plain(truth: Truth, text: str) -> set[str]:
     """Digests of the ground truth found in ``text`` (plaintext matching, at seal time)."""
     words = words_of(text)
@@ -125,10 +119,11 @@ def match_plain(truth: Truth, text: str) -> set[str]:
     tables += [(size, truth.short, truth.short_firsts) for size in truth.short_lengths]
     found: set[str] = set()
     for size, table, firsts in tables:
-        for window in _windows(words, size, firsts):
-            hit = table.get(window)
-            if hit is not None:
-                found.add(hit)
+        for i in range(len(words) - size + 1):
+            if words[i] in firsts:  # a cheap filter before building the window
+                hit = table.get(" ".join(words[i : i + size]))
+                if hit is not None:
+                    found.add(hit)
     return found
 
 

@@ -73,26 +73,17 @@ def isolation_field(isolation: Mapping[str, Any]) -> dict[str, Any]:
     return {"kind": checked["kind"], "not_mounted": sorted(set(checked.get("not_mounted", ())))}
 
 
-@dataclass(slots=True)
-class _Scanned:
-    """A journal scanned against the commitment and the scope."""
-
-    activity: list[dict[str, Any]]
-    evidence: list[dict[str, Any]]
-    head: str = GENESIS
-    count: int = 0
-
-
 def _scan_journal(
     journal: Path, truth: Truth, commitment: dict[str, Any], scope: dict[str, Any]
-) -> _Scanned:
-    """Per event its activity entry (digests matched, boundary flags) and the evidence of its
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per event its activity entry (digests matched, boundary flags), and the evidence of the
     matches (where each was seen: no text).
 
     Raises:
         JournalError: a broken journal. OSError: an unreadable one.
     """
-    scanned = _Scanned([], [])
+    activity: list[dict[str, Any]] = []
+    evidence: list[dict[str, Any]] = []
 
     def holds_truth(text: str) -> bool:
         return bool(match_plain(truth, text))
@@ -109,16 +100,15 @@ def _scan_journal(
             "digests": sorted(digests),
             "flags": sorted(set(flags)),
         }
-        scanned.activity.append(entry)
-        scanned.evidence.extend(
+        activity.append(entry)
+        evidence.extend(
             {
                 **match,
                 "where": evidence_where(event, match["class"], scope["worktree"], holds_truth),
             }
             for match in matches_of([entry], commitment)
         )
-        scanned.head, scanned.count = event["hash"], scanned.count + 1
-    return scanned
+    return activity, evidence
 
 
 def build_record(
@@ -156,12 +146,12 @@ def build_record(
         **({"allow_paths": allowed} if allowed else {}),
     }
     try:
-        scanned = _scan_journal(journal, truth, commitment, scope)
+        activity, evidence = _scan_journal(journal, truth, commitment, scope)
     except JournalError as exc:
         raise AssayError(f"the journal is broken: {exc}", source=str(journal)) from None
     except OSError as exc:
         raise AssayError(f"cannot read the journal: {exc.strerror}", source=str(journal)) from None
-    matches = matches_of(scanned.activity, commitment)
+    matches = matches_of(activity, commitment)
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -174,10 +164,10 @@ def build_record(
         "commitment": commitment,
         "scope": scope,
         **({"isolation": fence} if fence is not None else {}),
-        "journal": {"head": scanned.head, "events": scanned.count},
-        "activity": scanned.activity,
+        "journal": {"head": activity[-1]["hash"] if activity else GENESIS, "events": len(activity)},
+        "activity": activity,
         "matches": matches,
-        "evidence": scanned.evidence,
+        "evidence": evidence,
         "verdict": "DIRTY" if matches else "CLEAN",
     }
     record["signature"] = sign(key, record)

@@ -127,15 +127,6 @@ def _event_matches(
     )
 
 
-def _evidence_by_event(record: dict[str, Any]) -> dict[int, list[tuple[str, str]]]:
-    """The recorded evidence as event index -> [(class, where)] (a record sealed before
-    records held evidence has none)."""
-    out: dict[int, list[tuple[str, str]]] = {}
-    for entry in record.get("evidence") or []:
-        out.setdefault(entry["event"], []).append((entry["class"], entry["where"]))
-    return out
-
-
 def _where_matches(
     event: dict[str, Any], wanted: list[tuple[str, str]], record: dict[str, Any], key: bytes
 ) -> bool:
@@ -151,7 +142,10 @@ def _where_matches(
 
 def _reextract(record: dict[str, Any], key: bytes, journal: Path) -> str | None:
     embedded = record["activity"]
-    by_event = _evidence_by_event(record)
+    # The recorded evidence by event (a record sealed before records held evidence has none).
+    by_event: dict[int, list[tuple[str, str]]] = {}
+    for entry in record.get("evidence") or []:
+        by_event.setdefault(entry["event"], []).append((entry["class"], entry["where"]))
     head, count = GENESIS, 0
     try:
         for event in iter_events(journal):

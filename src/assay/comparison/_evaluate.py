@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
 
 from assay.asserts import CheckResult
 from assay.comparison._abort import AbortController, AbortSignal
@@ -25,7 +25,7 @@ from assay.comparison._types import UNSET, check_ids, field_of
 from assay.errors import ValidationError
 from assay.models import gather_or_cancel
 from assay.results import CandidateSummary, Result, rank, summarize
-from assay.validate import is_number
+from assay.validate import At, Int, is_number
 from assay.vocabulary import SCORER, Status
 
 P = ParamSpec("P")
@@ -33,6 +33,7 @@ T = TypeVar("T")
 # Sync or async: the result is awaited when it is awaitable (so ``Awaitable[Any] | Any``).
 RunCandidate = Callable[[Any, Any, AbortSignal], Any]
 Scorer = Callable[[dict[str, Any], AbortSignal], Any]
+_CONCURRENCY: Final = Int(at_least=1, message="max_concurrency must be an integer >= 1")
 
 
 async def _resolve(value: Any) -> Any:
@@ -54,16 +55,12 @@ def _target(item: Any, output: Any) -> dict[str, Any]:
 def _item_result(raw: Any, candidate_id: str, item_id: str) -> Result:
     """Validate a scorer result; the error names the pair, never its content."""
     where = f"scorer result for candidate {candidate_id!r}, item {item_id!r}"
-    if isinstance(raw, Mapping):
-        score, passed, evidence = raw.get("score"), raw.get("passed"), raw.get("evidence")
-    else:
-        score, passed = getattr(raw, "score", None), getattr(raw, "passed", None)
-        evidence = getattr(raw, "evidence", None)
+    score, passed, evidence = (field_of(raw, name) for name in ("score", "passed", "evidence"))
     if not is_number(score):
         raise ValidationError(f"{where}: 'score' must be a finite number", field="score")
     if not isinstance(passed, bool):
         raise ValidationError(f"{where}: 'passed' must be a boolean", field="passed")
-    check = CheckResult(SCORER, SCORER, passed, None, evidence)
+    check = CheckResult(SCORER, SCORER, passed, None, None if evidence is UNSET else evidence)
     status: Status = "pass" if passed else "fail"
     return Result(item_id, None, candidate_id, status, passed, float(score), SCORER, (check,))
 
@@ -140,12 +137,7 @@ def _checked(
         raise ValidationError(
             "signal must be an AbortSignal (AbortController().signal) or None", field="signal"
         )
-    if (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or (max_concurrency < 1)
-    ):
-        raise ValidationError("max_concurrency must be an integer >= 1", field="max_concurrency")
+    _CONCURRENCY.check(max_concurrency, At(None, error=ValidationError), "max_concurrency")
     return signal
 
 
@@ -177,8 +169,7 @@ async def _run_pairs(
     try:
         await gather_or_cancel(workers)
     except asyncio.CancelledError:
-        if signal.aborted:
-            signal.throw_if_aborted()
+        signal.throw_if_aborted()  # the abort's reason, when the abort cancelled the workers
         raise
     finally:
         remove()

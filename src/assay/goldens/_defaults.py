@@ -63,10 +63,17 @@ def read_defaults(root: Path | str) -> Defaults | None:
     data = yaml_load(text, path)
     if data is None:  # an empty file: defaults that add nothing
         return Defaults(path)
+    if not isinstance(data, dict):
+        raise GoldenError(
+            f"a defaults file must hold a YAML mapping ({', '.join(DEFAULTS_KEYS)}), "
+            f"not a {type(data).__name__}",
+            source=path,
+        )
     try:
-        return _parse(data, path)
+        values = _DEFAULTS.check(data, At(path, "", GoldenError))
     except GoldenError as exc:
         raise with_line(exc, text) from None
+    return Defaults(path, values.get("asserts", ()), values.get("vars"), values.get("threshold"))
 
 
 def _vars(value: Any, at: At, key: Key) -> dict[str, Any]:
@@ -86,14 +93,3 @@ DEFAULTS_KEYS: Final = tuple(_FIELDS)
 _DEFAULTS: Final = Table(
     _FIELDS, unknown=f"unknown key {{key}} (a defaults file holds only {', '.join(DEFAULTS_KEYS)})"
 )
-
-
-def _parse(data: Any, path: str) -> Defaults:
-    if not isinstance(data, dict):
-        raise GoldenError(
-            f"a defaults file must hold a YAML mapping ({', '.join(DEFAULTS_KEYS)}), "
-            f"not a {type(data).__name__}",
-            source=path,
-        )
-    values = _DEFAULTS.check(data, At(path, "", GoldenError))
-    return Defaults(path, values.get("asserts", ()), values.get("vars"), values.get("threshold"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assay.errors import GoldenError
 from assay.goldens._defaults import read_defaults
-from assay.goldens._markdown import decode_utf8, parse_markdown, split_frontmatter
+from assay.goldens._markdown import parse_markdown
 from assay.goldens._model import Defaults, Golden, build_goldens
 from assay.goldens._records import iter_jsonl, iter_yaml_list, with_line
 from assay.io import read_bytes, require_regular_file
@@ -134,8 +134,7 @@ def iter_path(
     elif name.endswith(_YAML):
         yield from iter_yaml_list(Path(source), tier, strict=strict, defaults=defaults)
     else:
-        data = _read(source)
-        front, has_origin = parse_markdown(data, source)
+        front_text, front, has_origin = parse_markdown(_read(source), source)
         try:
             goldens = build_goldens(
                 front,
@@ -148,7 +147,6 @@ def iter_path(
             )
         except GoldenError as exc:
             # The frontmatter starts on the file's second line.
-            front_text = split_frontmatter(decode_utf8(data, source), source)[0]
             raise with_line(exc, front_text, line_offset=1) from None
         yield from goldens
 

@@ -5,19 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay import io as textio
 from assay._yaml import yaml_load
 from assay.errors import GoldenError
 from assay.goldens._frontmatter import UNSUPPORTED, load_frontmatter
+from assay.io import decode_utf8
 
 _ORIGIN = re.compile(r"^#{2,}\s+origin\b", re.IGNORECASE | re.MULTILINE)
 # The start of a line (the text's lines are split at "\n" only) that may close a frontmatter.
 _CLOSING = re.compile(r"(?<=\n)(?:---|\.\.\.)")
-
-
-def decode_utf8(data: bytes, source: str) -> str:
-    """Decode a golden's bytes (a BOM is tolerated), or fail naming the file and byte offset."""
-    return textio.decode_utf8(data, source, GoldenError)
 
 
 def split_frontmatter(text: str, source: str) -> tuple[str, str]:
@@ -42,13 +37,19 @@ def split_frontmatter(text: str, source: str) -> tuple[str, str]:
     raise GoldenError("the frontmatter is never closed with a '---' line", source=source)
 
 
-def parse_markdown(data: bytes, source: str) -> tuple[Any, bool]:
-    """Parse a markdown golden's bytes into (frontmatter value, has an Origin section)."""
-    text = decode_utf8(data, source)
+def parse_markdown(data: bytes, source: str) -> tuple[str, Any, bool]:
+    """Parse a markdown golden's bytes (a BOM is tolerated) into (frontmatter text, its value,
+    has an Origin section).
+
+    Raises:
+        GoldenError: bytes that are not UTF-8 (naming the byte offset), no frontmatter, or
+            frontmatter that is not YAML.
+    """
+    text = decode_utf8(data, source, GoldenError)
     front, body = split_frontmatter(text, source)
     # The common flat frontmatter is read in a few microseconds; the rest (and every error,
     # with its message) is PyYAML's.
     value = load_frontmatter(front)
     if value is UNSUPPORTED:
         value = yaml_load(front, source, line_offset=1)
-    return value, bool(_ORIGIN.search(body))
+    return front, value, bool(_ORIGIN.search(body))

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import yaml
 
+from assay._yaml import yaml_load
 from assay.errors import ConfigError
 from assay.io import read_text
 from assay.models import SAMPLING_SETTINGS
@@ -142,6 +143,13 @@ _TEST_KEYS: Final = frozenset({"description", "vars", "assert", "threshold", "op
 _CONFIG_KEYS: Final = frozenset(
     {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates"}
 )
+# Why a test's option is not converted (any other: "this option is not converted").
+_OPTION_WHY: Final = {
+    "transform": "output transforms run JavaScript or Python: not converted",
+    "postprocess": "output transforms run JavaScript or Python: not converted",
+    "transformVars": "var transforms run JavaScript or Python: not converted",
+    "provider": "the grading provider is assay's judge, set in assay.toml",
+}
 # promptfoo's ``PROMPT_DELIMITER``: a line holding only ``---`` separates prompts in one file.
 _PROMPT_SEPARATOR: Final = re.compile(r"\r?\n---\r?\n")
 # CSV assert strings (promptfoo's ``assertionFromString``): ``[not-]type[(threshold)][:value]``.
@@ -180,13 +188,8 @@ _Yaml12Loader.add_implicit_resolver(
 
 
 def _load_yaml(text: str, source: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PromptfooConfigError(f"malformed YAML{where}: {problem}", source=source) from None
+    """A promptfoo YAML file, bounded as every YAML assay reads (size, nesting, aliases)."""
+    return yaml_load(text, source, error=PromptfooConfigError, loader=_Yaml12Loader)
 
 
 def _file_ref(value: Any) -> str | None:
@@ -222,10 +225,8 @@ class _Converter:
         self.in_set = 0  # how deep inside assert-sets the assert being converted is
 
     def skip(self, at: _Test | None, what: str, why: str) -> None:
-        if at is None:
-            self.skipped.append(Skipped(None, what, why))
-        else:
-            self.skipped.append(Skipped(at.number, what, why, at.title))
+        number, title = (None, None) if at is None else (at.number, at.title)
+        self.skipped.append(Skipped(number, what, why, title))
 
     def fail(self, message: str, field: str | None = None) -> PromptfooConfigError:
         return PromptfooConfigError(message, source=self.source, field=field)
@@ -284,8 +285,8 @@ class _Converter:
         if suffix in (".json", ".yaml", ".yml"):
             text = self.read(path, where)
             try:
-                chat = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
-            except (ValueError, yaml.YAMLError):
+                chat = json.loads(text) if suffix == ".json" else _load_yaml(text, named)
+            except (ValueError, PromptfooConfigError):
                 # promptfoo renders such a file as a Nunjucks template *before* parsing it (a loop
                 # over _conversation); assay parses a chat file first, then renders each content.
                 why = "a chat prompt that is a template before it is JSON is not converted"
@@ -320,9 +321,9 @@ class _Converter:
             name: Any = entry
             if isinstance(entry, dict):
                 name = entry.get("id")
-                if not isinstance(entry.get("config", {}), dict):
+                config = entry.get("config", {})
+                if not isinstance(config, dict):
                     raise self.fail("must be a mapping", f"{where}.config")
-                config = entry.get("config") or {}
                 for key in sorted(set(entry) - {"id", "config", "label"}):
                     self.skip(None, f"{where}.{key}", "provider options are not converted")
             if not isinstance(name, str) or not name:
@@ -411,10 +412,10 @@ class _Converter:
             return {}
         if not isinstance(raw, dict):
             raise self.fail("must be a mapping", f"{where}.vars")
-        out: dict[str, Any] = {}
-        for name, value in raw.items():
-            out[str(name)] = self._var_value(value, test, f"{where}.vars.{name}")
-        return out
+        return {
+            str(name): self._var_value(value, test, f"{where}.vars.{name}")
+            for name, value in raw.items()
+        }
 
     def _var_value(self, value: Any, test: int | None, where: str) -> Any:
         if isinstance(value, list):
@@ -442,24 +443,23 @@ class _Converter:
         return out
 
     def _assert(self, entry: Any, at: _Test, where: str) -> dict[str, Any] | None:
+        """The assert as assay's, or None when it does not convert: whatever raises
+        :class:`_Skip` below is listed as skipped instead."""
         if isinstance(entry, dict) and set(entry) == {"$ref"}:
             entry = self._ref(entry["$ref"], where)
         if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
             raise self.fail("an assert must be a mapping with a 'type'", where)
         kind: str = entry["type"]
-        if kind == "assert-set":
-            return self._assert_set(entry, at, where)
         negated = kind.startswith("not-")
         base = kind[4:] if negated else kind
-        if base in _MODEL_GRADED and base != "llm-rubric":
-            self.skip(at, kind, "model-graded asserts are not converted")
-            return None
-        if base in _CODE:
-            self.skip(at, kind, "code asserts are not converted")
-            return None
-        if self._left_out(entry, kind, at):
-            return None
         try:
+            if kind == "assert-set":
+                return _named(entry, self._assert_set(entry, at, where))
+            if base in _MODEL_GRADED and base != "llm-rubric":
+                raise _Skip("model-graded asserts are not converted")
+            if base in _CODE:
+                raise _Skip("code asserts are not converted")
+            _refuse_keys(entry, kind)
             if base == "llm-rubric" or base in _PERF_OPS:
                 converted = self._graded_or_perf(entry, base, negated, at)
             else:
@@ -467,106 +467,40 @@ class _Converter:
                 ref = _file_ref(value)
                 if ref is not None:
                     value = self._value_file(ref, f"{where}.value")
-                converted = self._op(base, _render(value, at.vars), entry, at)
-        except _TemplateProblem as exc:
-            self.skip(at, kind, f"its templated value does not render: {exc}")
-            return None
-        if converted is None:
+                converted = _op(base, _render(value, at.vars), entry)
+        except _Skip as skip:
+            self.skip(at, skip.what or kind, skip.why)
             return None
         if negated:
             converted["op"] = "not-" + converted["op"]
         return _named(entry, converted)
 
-    def _op(
-        self, base: str, value: Any, entry: Mapping[str, Any], at: _Test
-    ) -> dict[str, Any] | None:
-        kind = entry["type"]
-        if base in ("icontains-any", "icontains-all"):
-            # assay has no case-blind list op; a case-blind regex decides the same way.
-            items = _items(value)
-            if not items:
-                self.skip(at, kind, "its value is not a list of text")
-                return None
-            escaped = [re.escape(str(item)) for item in items]
-            if base == "icontains-any":
-                pattern = "|".join(escaped)
-            else:
-                pattern = "^" + "".join(f"(?=.*?{item})" for item in escaped)
-            return {"op": "regex", "value": pattern, "flags": "is"}
-        if base not in _SHARED_OPS:
-            self.skip(at, kind, "assay has no equivalent assert")
-            return None
-        if "threshold" in entry and "threshold" not in _SHARED_OPS[base]:
-            self.skip(at, f"{kind} (threshold)", f"{base} takes no threshold in assay")
-            return None
-        if base == "is-sql" and value is not None:
-            self.skip(at, kind, "is-sql options (databaseType, allowed tables) are not converted")
-            return None
-        if base == "is-json" and value is not None:
-            # promptfoo's is-json with a schema is "is JSON and validates": assay's json-schema.
-            return {"op": "json-schema", "value": value}
-        converted: dict[str, Any] = {"op": base}
-        if value is not None:
-            if (
-                base in _TEXT_OPS
-                and isinstance(value, (int, float))
-                and not isinstance(value, bool)
-            ):
-                value = json.dumps(value)
-            converted["value"] = value
-        elif base not in ("is-json", "contains-json", "is-sql"):
-            self.skip(at, kind, "it has no value")
-            return None
-        if base == "levenshtein" and "threshold" in entry:
-            converted["threshold"] = entry["threshold"]
-        return converted
-
-    def _left_out(self, entry: Mapping[str, Any], kind: str, at: _Test) -> bool:
-        """Whether the assert has a key assay cannot convert (a transform, its own provider...)
-        or does not know; such an assert is listed as skipped."""
-        for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
-            if key in entry:
-                self.skip(at, f"{kind} ({key})", "not converted: the assert is left out")
-                return True
-        extra = sorted(set(entry) - _COMMON_KEYS)
-        if extra:
-            self.skip(at, kind, f"unknown assert keys {', '.join(extra)}: left out")
-            return True
-        return False
-
     def _graded_or_perf(
         self, entry: Mapping[str, Any], base: str, negated: bool, at: _Test
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any]:
         """``llm-rubric`` as assay's ``judge`` (the rubric and its threshold), ``cost`` and
         ``latency`` as assay's ops of those names (a threshold in USD, in milliseconds)."""
-        kind = entry["type"]
         if negated:
             assay_op = "judge" if base == "llm-rubric" else base
-            self.skip(at, kind, f"assay's {assay_op} cannot be negated")
-            return None
+            raise _Skip(f"assay's {assay_op} cannot be negated")
         threshold = entry.get("threshold")
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, (int, float))
         ):
-            self.skip(at, kind, "its threshold is not a number")
-            return None
+            raise _Skip("its threshold is not a number")
         if base != "llm-rubric":
             if threshold is None:
-                self.skip(at, kind, "it has no threshold")
-                return None
+                raise _Skip("it has no threshold")
             if "value" in entry:
-                self.skip(at, kind, f"{base} takes no value in assay")
-                return None
+                raise _Skip(f"{base} takes no value in assay")
             return {"op": base, "threshold": threshold}
         if self.in_set:
-            self.skip(at, kind, "assay's judge asserts cannot be inside an assert-set")
-            return None
+            raise _Skip("assay's judge asserts cannot be inside an assert-set")
         rubric = entry.get("value")
         if isinstance(rubric, str):
             rubric = _render(rubric, at.vars)
         if not isinstance(rubric, str) or not rubric.strip():
-            self.skip(at, kind, "its rubric (value) is not text")
-            return None
+            raise _Skip("its rubric (value) is not text")
         converted: dict[str, Any] = {"op": "judge", "rubric": rubric}
         if threshold is not None:
             converted["threshold"] = threshold
@@ -587,11 +521,10 @@ class _Converter:
             return _load_yaml(text, str(path))
         return text
 
-    def _assert_set(self, entry: Mapping[str, Any], at: _Test, where: str) -> dict[str, Any] | None:
+    def _assert_set(self, entry: Mapping[str, Any], at: _Test, where: str) -> dict[str, Any]:
         extra = sorted(set(entry) - {"type", "assert", "threshold", "weight", "metric"})
         if extra:
-            self.skip(at, "assert-set", f"unknown keys {', '.join(extra)}: left out")
-            return None
+            raise _Skip(f"unknown keys {', '.join(extra)}: left out")
         children_raw = entry.get("assert")
         if not isinstance(children_raw, list) or not children_raw:
             raise self.fail("an assert-set needs a non-empty 'assert' list", where)
@@ -603,12 +536,11 @@ class _Converter:
             self.in_set -= 1
         if len(self.skipped) != before:
             # A set scores its children together: without one of them its score would change.
-            self.skip(at, "assert-set", "one of its asserts is not converted: the set is left out")
-            return None
+            raise _Skip("one of its asserts is not converted: the set is left out")
         converted: dict[str, Any] = {"op": "assert-set", "asserts": children}
         if "threshold" in entry:
             converted["threshold"] = entry["threshold"]
-        return _named(entry, converted)
+        return converted
 
     def _ref(self, ref: Any, where: str) -> Any:
         prefix = "#/assertionTemplates/"
@@ -618,6 +550,59 @@ class _Converter:
         if name not in self.templates:
             raise self.fail(f"no assertion template named {name!r}", where)
         return self.templates[name]
+
+
+class _Skip(Exception):
+    """An assert that does not convert: ``why``, listed under ``what`` (None: its type)."""
+
+    def __init__(self, why: str, what: str | None = None) -> None:
+        super().__init__(why)
+        self.why, self.what = why, what
+
+
+def _refuse_keys(entry: Mapping[str, Any], kind: str) -> None:
+    """Skip an assert with a key assay cannot convert (a transform, its own provider...) or
+    does not know."""
+    for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
+        if key in entry:
+            raise _Skip("not converted: the assert is left out", f"{kind} ({key})")
+    extra = sorted(set(entry) - _COMMON_KEYS)
+    if extra:
+        raise _Skip(f"unknown assert keys {', '.join(extra)}: left out")
+
+
+def _op(base: str, value: Any, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An assert on the output's text or JSON as assay's op of the same meaning."""
+    if base in ("icontains-any", "icontains-all"):
+        # assay has no case-blind list op; a case-blind regex decides the same way.
+        items = _items(value)
+        if not items:
+            raise _Skip("its value is not a list of text")
+        escaped = [re.escape(str(item)) for item in items]
+        if base == "icontains-any":
+            pattern = "|".join(escaped)
+        else:
+            pattern = "^" + "".join(f"(?=.*?{item})" for item in escaped)
+        return {"op": "regex", "value": pattern, "flags": "is"}
+    if base not in _SHARED_OPS:
+        raise _Skip("assay has no equivalent assert")
+    if "threshold" in entry and "threshold" not in _SHARED_OPS[base]:
+        raise _Skip(f"{base} takes no threshold in assay", f"{entry['type']} (threshold)")
+    if base == "is-sql" and value is not None:
+        raise _Skip("is-sql options (databaseType, allowed tables) are not converted")
+    if base == "is-json" and value is not None:
+        # promptfoo's is-json with a schema is "is JSON and validates": assay's json-schema.
+        return {"op": "json-schema", "value": value}
+    if value is None:
+        if base not in ("is-json", "contains-json", "is-sql"):
+            raise _Skip("it has no value")
+        return {"op": base}
+    if base in _TEXT_OPS and isinstance(value, int | float) and not isinstance(value, bool):
+        value = json.dumps(value)
+    converted = {"op": base, "value": value}
+    if base == "levenshtein" and "threshold" in entry:
+        converted["threshold"] = entry["threshold"]
+    return converted
 
 
 def _named(entry: Mapping[str, Any], converted: dict[str, Any]) -> dict[str, Any]:
@@ -653,10 +638,6 @@ def _items(value: Any) -> list[Any]:
     return []
 
 
-class _TemplateProblem(Exception):
-    """An assert value whose template does not render with the test's vars."""
-
-
 def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
     """``value`` with every string holding ``{{`` / ``{%`` rendered from ``vars_`` (promptfoo
     renders assert values with the test's vars), in Jinja2's immutable sandbox: an assert value
@@ -672,7 +653,7 @@ def _render(value: Any, vars_: Mapping[str, Any]) -> Any:
     try:
         return str(_sandbox_env().from_string(value).render(dict(vars_)))
     except jinja2.TemplateError as exc:
-        raise _TemplateProblem(str(exc)) from None
+        raise _Skip(f"its templated value does not render: {exc}") from None
 
 
 @cache
@@ -838,11 +819,7 @@ def convert(config_path: Path | str) -> Conversion:
 def _stem(path: Path) -> str:
     """``promptfooconfig`` for ``promptfooconfig.yaml``, ``echo.promptfooconfig`` for
     ``echo.promptfooconfig.yaml``: the name without its YAML suffix."""
-    name = path.name
-    for suffix in (".yaml", ".yml", ".json"):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)] or "config"
-    return name or "config"
+    return re.sub(r"\.(yaml|yml|json)$", "", path.name, flags=re.IGNORECASE) or "config"
 
 
 def _default_test(conv: _Converter, raw: Any) -> dict[str, Any]:
@@ -863,15 +840,15 @@ def _defaults(
     for key in sorted(set(default_test) - {"vars", "assert", "threshold", "metadata"}, key=str):
         if key == "options":
             for option in sorted(default_test["options"] or {}, key=str):
-                conv.skip(None, f"defaultTest.options.{option}", _option_why(str(option)))
+                why = _OPTION_WHY.get(str(option), "this option is not converted")
+                conv.skip(None, f"defaultTest.options.{option}", why)
         else:
             conv.skip(None, f"defaultTest.{key}", "not converted")
     out: dict[str, Any] = {}
-    if vars_:
-        # A list-valued default var is expanded into each test (see _goldens), not kept here.
-        scalars = {k: v for k, v in vars_.items() if not _expands(v)}
-        if scalars:
-            out["vars"] = scalars
+    # A list-valued default var is expanded into each test (see _goldens), not kept here.
+    scalars = {k: v for k, v in vars_.items() if not _expands(v)}
+    if scalars:
+        out["vars"] = scalars
     at = _Test(vars_, title="defaultTest")
     asserts = conv.asserts(default_test.get("assert"), at, "defaultTest")
     if asserts:
@@ -894,16 +871,6 @@ def _templated(value: Any) -> bool:
 
 def _expands(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and isinstance(value[0], str)
-
-
-def _option_why(option: str) -> str:
-    if option in ("transform", "postprocess"):
-        return "output transforms run JavaScript or Python: not converted"
-    if option == "transformVars":
-        return "var transforms run JavaScript or Python: not converted"
-    if option == "provider":
-        return "the grading provider is assay's judge, set in assay.toml"
-    return "this option is not converted"
 
 
 def _goldens(
@@ -934,11 +901,8 @@ def _goldens(
             if name in vars_:
                 conv.skip(at, f"var {name!r}", "assay reserves this name for the golden")
                 del vars_[name]
-        if "input" in vars_:
-            # A promptfoo var named input: the golden's input is it, so {{ input }} is the var.
-            golden["input"] = vars_.pop("input")
-        else:
-            golden["input"] = dict(vars_)
+        # A promptfoo var named input: the golden's input is it, so {{ input }} is the var.
+        golden["input"] = vars_.pop("input") if "input" in vars_ else dict(vars_)
         if vars_:
             golden["vars"] = vars_
         asserts = conv.asserts(default_asserts, at, "defaultTest")
@@ -952,7 +916,8 @@ def _goldens(
             conv.skip(at, str(key), why)
         options = test.get("options") or {}
         for option in sorted(options, key=str) if isinstance(options, dict) else []:
-            conv.skip(at, f"options.{option}", _option_why(str(option)))
+            why = _OPTION_WHY.get(str(option), "this option is not converted")
+            conv.skip(at, f"options.{option}", why)
         metadata = {
             **(default_meta if isinstance(default_meta, dict) else {}),
             **(test.get("metadata") or {}),
