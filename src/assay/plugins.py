@@ -252,6 +252,19 @@ def module_digest(name: str, root: Path) -> str | None:
         return _file_digest(name)
 
 
+@contextlib.contextmanager
+def _no_bytecode_written() -> Iterator[None]:
+    """No ``.pyc`` for what is imported meanwhile: a cached bytecode file is trusted while the
+    source's size and whole-second mtime match it, so a project file edited within a second
+    to the same size (``"x"`` to ``"y"``) would run its old code on reload, or in the next run."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
+
+
 def import_project_module(name: str, root: Path) -> ModuleType:
     """``import name`` with ``root`` first on ``sys.path`` for the import; a module this
     function imported before whose file has changed since is reloaded, one it imported for
@@ -261,7 +274,7 @@ def import_project_module(name: str, root: Path) -> ModuleType:
         ImportError: no such module.
         Exception: whatever the module (or a parent package) raised while imported.
     """
-    with project_on_path(root):
+    with project_on_path(root), _no_bytecode_written():
         _forget_other_project(name, root)
         digest = _file_digest(name)
         module = sys.modules.get(name)
