@@ -618,6 +618,24 @@ if os.fork():
     os._exit(0)
 os.execvp('sleep', ['sleep', '1002.{marker}'])
 " > /dev/null 2>&1 < /dev/null
+python3 -c "
+import os, time
+# The three are left behind when this agent ends: wait until each sleep runs (a loaded
+# machine may not have started the backgrounded ones yet), for 20 s at most.
+deadline = time.time() + 20
+while time.time() < deadline:
+    running = 0
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            command = open(f'/proc/{{pid}}/cmdline', 'rb').read().split(b'\\0')
+        except OSError:
+            continue
+        if command[:1] == [b'sleep'] and command[1:2] and command[1].endswith(b'.{marker}'):
+            running += 1
+    if running >= 3:
+        break
+    time.sleep(0.05)
+"
 echo started
 """
 
