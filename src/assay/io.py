@@ -306,16 +306,6 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
     return tmp
 
 
-def _replace_with(target: Path, data: bytes) -> None:
-    tmp = _write_temp(target.parent, target.name, data, _FILE_MODE)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def atomic_write_text(path: Path | str, text: str, error: type[AssayError] = AssayError) -> None:
     """Replace ``path`` with ``text`` (UTF-8, newlines as given), atomically.
 
@@ -330,7 +320,13 @@ def atomic_write_text(path: Path | str, text: str, error: type[AssayError] = Ass
     data = text.encode("utf-8")  # before touching the disk: a bad text changes nothing
     try:
         target = _replace_target(path, error)
-        _replace_with(target, data)
+        tmp = _write_temp(target.parent, target.name, data, _FILE_MODE)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as exc:
         raise _write_error(path, exc, error) from None
     _fsync_dir(target.parent)

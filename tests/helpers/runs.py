@@ -15,8 +15,7 @@ from typing import Any
 from assay.agent import parse_record, run_document, score_tasks
 from assay.asserts import CheckResult
 from assay.config import load_config
-from assay.gate import Verdict
-from assay.gate._baseline import Diff, Regression
+from assay.gate import Diff, Regression, Verdict
 from assay.gate._run import GateOptions, GateRun, run_gate
 from assay.goldens import iter_goldens, packaged_root
 from assay.results import Result, rank, summarize

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from assay.asserts import CheckResult
-from assay.gate import Verdict
-from assay.gate._baseline import Diff
+from assay.gate import Diff, Verdict
 from assay.gate._run import GateRun
 from assay.results import Result, summarize
 from assay.views._junit import GATE_SUITE, render_junit

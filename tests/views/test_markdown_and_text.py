@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.gate import Verdict
-from assay.gate._baseline import Diff, Regression
+from assay.gate import Diff, Regression, Verdict
 from assay.gate._run import GateRun
 from assay.results import Result, summarize
 from assay.views._markdown import MAX_ROWS, cell, render_markdown

@@ -18,7 +18,7 @@ from assay import validate as v
 from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
-from assay.gate._regressions import Diff, Regression, Trials
+from assay.gate._regressions import Diff, Trials
 from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden
 from assay.io import atomic_write_text, dump_json, read_json
@@ -337,18 +337,3 @@ def diff(
         tiers=tiers,
         changed=changed_goldens(document, goldens),
     )
-
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "Diff",
-    "Regression",
-    "build",
-    "changed_goldens",
-    "check_kind",
-    "decided_count",
-    "diff",
-    "fingerprint",
-    "load_baseline",
-    "write",
-]

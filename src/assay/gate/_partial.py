@@ -316,12 +316,10 @@ def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> None:
                     field=f"partial.{name}",
                 )
     seen: dict[int, str] = {}
-    count: int | None = None
+    count = _shard_of(first)[1]
     for part in parts:
         index, n = _shard_of(part)
-        if count is None:
-            count = n
-        elif n != count:
+        if n != count:
             raise MergeError(
                 f"is shard {index}/{n}, but {first.source} is one of {count}",
                 source=part.source,
@@ -334,7 +332,6 @@ def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> None:
                 field="partial.shard",
             )
         seen[index] = part.source
-    assert count is not None
     missing = [str(i) for i in range(1, count + 1) if i not in seen]
     if missing:
         raise MergeError(
@@ -412,10 +409,7 @@ def ordered_results(
     rank = {c: i for i, c in enumerate(candidates)}
     rows: list[tuple[tuple[int, int], dict[str, Any], Result]] = []
     for part in parts:
-        results = part.document.get("results")
-        if not isinstance(results, list):
-            raise MergeError("has no results list", source=part.source, field="results")
-        for index, data in enumerate(results):
+        for index, data in enumerate(part.document["results"]):
             try:
                 result = result_from_dict(data)
                 key = (rank[result.candidate], position[result.id])

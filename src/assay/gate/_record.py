@@ -124,6 +124,3 @@ def expand_rows(rows: list[Any]) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-__all__ = ["expand_rows", "gate_record"]

@@ -435,12 +435,11 @@ def _significant(
     suites = {c: ts for c, ts in by_candidate.items() if len(ts) >= 2}
     golden_alpha = _golden_level(tests, rules)
     suite_alpha = alpha / 2 / len(suites) if suites else 0.0
-    for test, adjusted in zip(tests, stats.holm([t.p for t in tests]), strict=True):
-        test.adjusted = adjusted
     out: list[Regression] = []
     quiet: list[_Test] = []
-    for test in tests:
-        if test.adjusted <= golden_alpha:
+    for test, adjusted in zip(tests, stats.holm([t.p for t in tests]), strict=True):
+        test.adjusted = adjusted
+        if adjusted <= golden_alpha:
             out.append(
                 Regression(
                     test.candidate,

@@ -38,15 +38,6 @@ if TYPE_CHECKING:
     from assay.gate._regressions import Diff, Trials
     from assay.gate._score import Finish, Measured, Outputs, Scorer
 
-__all__ = [
-    "GateOptions",
-    "GateRun",
-    "example_paths",
-    "load_selected",
-    "run_gate",
-    "suite_of",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class GateRun:
@@ -207,7 +198,9 @@ class _Meanwhile:
         self.document: dict[str, Any] | None = None
 
     def __call__(self) -> None:
-        self.document = _load_baseline(self.path)
+        from assay.gate._baseline import load_baseline
+
+        self.document = load_baseline(self.path)
 
 
 def load_whole(options: GateOptions, config: Config) -> list[Golden]:
@@ -223,8 +216,7 @@ def _load(
 ) -> tuple[LoadedSuite, list[str] | None, dict[str, Any] | None]:
     """The suite this run scores, the whole suite's ids (a shard's, for its partial) and, for
     a check, the baseline (read first: a missing one fails before any model call)."""
-    checked = options.mode == "check"
-    early = _Meanwhile(options.baseline or config.baseline) if checked else None
+    early = _Meanwhile(options.baseline or config.baseline) if options.mode == "check" else None
     suite_ids = None
     if options.shard is None:
         suite = load_selected(options, config, early)
@@ -234,10 +226,9 @@ def _load(
         suite = LoadedSuite(list(options.shard.select(whole)))
     if not suite.goldens:
         _nothing_selected(options, config)
-    document = early.document if early is not None else None
-    if checked and document is None:
-        document = _load_baseline(options.baseline or config.baseline)
-    return suite, suite_ids, document
+    if early is not None and early.document is None:
+        early()  # not read while workers loaded the suite
+    return suite, suite_ids, None if early is None else early.document
 
 
 def _nothing_selected(options: GateOptions, config: Config) -> None:
@@ -260,12 +251,6 @@ def _nothing_selected(options: GateOptions, config: Config) -> None:
         source=where,
         field="--tier" if options.tiers else None,
     )
-
-
-def _load_baseline(path: Path) -> dict[str, Any]:
-    from assay.gate import _baseline
-
-    return _baseline.load_baseline(path)
 
 
 def suite_of(options: GateOptions, config: Config) -> str:

@@ -64,6 +64,3 @@ def id_filter(patterns: Iterable[str]) -> IdFilter | None:
     """
     given = tuple(patterns)
     return IdFilter(given) if given else None
-
-
-__all__ = ["IdFilter", "id_filter"]

@@ -74,6 +74,3 @@ def prune_runs(root: Path, keep: int) -> list[str]:
                 f"cannot remove an old run: {exc.strerror}", source=str(folder)
             ) from None
     return removed
-
-
-__all__ = ["RUN_SCHEMA_VERSION", "list_runs", "prune_runs", "run_order", "runs_dir", "save_run"]

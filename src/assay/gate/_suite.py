@@ -85,9 +85,7 @@ class Prescored:
         object :meth:`outputs_for` returned) under ``config`` with ``similarity``; None when the
         results do not apply. The function gives None for a golden no worker scored for these
         outputs (then the caller scores it)."""
-        if outputs is not self._given or config is not self.config:
-            return None
-        if similarity != self.similarity:
+        if outputs is not self._given or config is not self.config or similarity != self.similarity:
             return None
         results, shape = self._results, self._per_candidate
 

@@ -9,7 +9,7 @@ frozen :class:`Verdict`; nothing here mutates a run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeGuard
 
@@ -202,46 +202,27 @@ def conclude(
     gating = step.mode != "report" or config.min_pass_rate is not None
     undecided = evidence.tally.reasons(config.gate.max_error_rate) if gating else []
     if step.mode == "write-baseline":
-        outcome = _write_baseline(evidence, step, undecided, extra)
+        verdict = _write_baseline(evidence, step, undecided, extra)
     elif step.mode == "check" and document is not None:
-        outcome = _check_baseline(evidence, step, config, document, extra)
+        verdict = _check_baseline(evidence, step, config, document, extra)
     else:
-        outcome = _Outcome()
-    failures = [*outcome.failures]
+        verdict = Verdict(step.mode)
+    failures = [*verdict.failures]
     if extra is not None:
         failures += extra.failures(config)
     if config.min_pass_rate is not None:
         failures += _below_min_pass_rate(evidence, config.min_pass_rate)
-    return Verdict(
-        step.mode,
-        tuple(undecided),
-        tuple(failures),
-        outcome.diff,
-        outcome.path,
-        outcome.document,
-        tuple(outcome.notes),
-    )
-
-
-@dataclass(slots=True)
-class _Outcome:
-    """What the baseline step gave: the comparison, the file, its document, notes."""
-
-    diff: Diff | None = None
-    path: Path | None = None
-    document: Mapping[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    return replace(verdict, undecided=tuple(undecided), failures=tuple(failures))
 
 
 def _write_baseline(
     evidence: Evidence, step: GateStep, undecided: Sequence[str], extra: ExtraRule | None
-) -> _Outcome:
+) -> Verdict:
     from assay.gate import _baseline
 
     if undecided:  # a run that could not decide must not become the baseline
         shown = shown_path(step.baseline)
-        return _Outcome(notes=[f"baseline not written to {shown}: {undecided[0]}"])
+        return Verdict(step.mode, notes=(f"baseline not written to {shown}: {undecided[0]}",))
     document = _baseline.build(
         evidence.results,
         step.goldens,
@@ -253,7 +234,7 @@ def _write_baseline(
     if extra is not None:
         extra.extend(document)
     _baseline.write(step.baseline, document, force=step.force)
-    return _Outcome(path=step.baseline)
+    return Verdict(step.mode, baseline_path=step.baseline)
 
 
 def _check_baseline(
@@ -262,7 +243,7 @@ def _check_baseline(
     config: Config,
     document: Mapping[str, Any],
     extra: ExtraRule | None,
-) -> _Outcome:
+) -> Verdict:
     from assay.gate import _baseline
     from assay.gate._regressions import Rules
     from assay.gate._regressions import diff as regressions_diff
@@ -284,12 +265,16 @@ def _check_baseline(
     )
     if extra is not None:
         diff.regressions.extend(extra.regressions(document, str(step.baseline)))
-    outcome = _Outcome(diff, step.baseline, document)
+    failures: tuple[str, ...] = ()
     if diff.regressions:
-        outcome.failures.append(
-            f"{len(diff.regressions)} regression(s) against {shown_path(step.baseline)}"
-        )
-    return outcome
+        failures = (f"{len(diff.regressions)} regression(s) against {shown_path(step.baseline)}",)
+    return Verdict(
+        step.mode,
+        failures=failures,
+        diff=diff,
+        baseline_path=step.baseline,
+        baseline_document=document,
+    )
 
 
 def _below_min_pass_rate(evidence: Evidence, minimum: float) -> list[str]:
