@@ -2,7 +2,7 @@
 
 Usage: python bench/gate_calibration.py [--gates 500] [--seed 0] [--only NAME,...] [--strict]
 
-Each simulated gate runs the real gate in-process (``assay.gate._run.run_gate``, ``no_cache=True``):
+Each simulated gate runs the real gate in-process (``assay.gate.run_gate``, ``no_cache=True``):
 write the baseline with the "before" pass probabilities, then check with the "after" ones, and
 record the check's exit code (2 = alarm, 0 = no alarm; anything else is a bug and is counted).
 The candidate is a python provider (``simprov:answer``, async) whose golden ``gK`` answers
@@ -189,7 +189,7 @@ def project(scenario: Scenario) -> Iterator[tuple[Any, Any, Any, Any]]:
     """A temp project for one scenario, importable and current: (write options, check
     options, config, the simulated provider module)."""
     from assay.config import GateSettings, load_config
-    from assay.gate._run import GateOptions
+    from assay.gate import GateOptions
 
     previous = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="assay-calibration-") as tmp:
@@ -252,7 +252,7 @@ def simulate(scenario: Scenario, gates: int, stop_when_adaptive: bool = False) -
     """Run ``gates`` simulated gates (or, for a probe, stop at the first check that made more
     calls than repeats x goldens)."""
     from assay.errors import AssayError
-    from assay.gate._run import run_gate
+    from assay.gate import run_gate
 
     outcome = Outcome(scenario)
     before, after = _probabilities(scenario.before), _probabilities(scenario.after)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.config import load_config
-from assay.gate._run import GateOptions, example_paths, run_gate
+from assay.gate import GateOptions, example_paths, run_gate
 from assay.views._html import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the browser the tests use

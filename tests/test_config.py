@@ -222,6 +222,12 @@ def test_non_utf8_assay_toml(tmp_path: Path) -> None:
     assert str(path) in str(excinfo.value)
 
 
+def test_an_assay_toml_saved_with_a_bom_reads_as_without(tmp_path: Path) -> None:
+    # Windows editors write one; every other file assay reads drops it, so does the config.
+    (tmp_path / "assay.toml").write_bytes(b"\xef\xbb\xbfkeep_runs = 7\n")
+    assert load_config(tmp_path).keep_runs == 7
+
+
 def test_tool_assay_not_a_table(tmp_path: Path) -> None:
     path = write(tmp_path / "pyproject.toml", '[tool]\nassay = "yes"\n')
     with pytest.raises(ConfigError) as excinfo:

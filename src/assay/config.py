@@ -231,16 +231,11 @@ _SETTINGS: Final = v.Table.of(Config)
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
     import tomllib
 
-    from assay.io import read_bytes
+    from assay.io import read_text
 
-    data = read_bytes(path, ConfigError)
+    text = read_text(path, ConfigError)  # UTF-8, a leading BOM dropped, as every file assay reads
     try:
-        text = data.decode("utf-8")
         return tomllib.loads(text), text
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"not valid UTF-8 (bad byte at offset {exc.start})", source=str(path)
-        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", source=str(path)) from None
 
