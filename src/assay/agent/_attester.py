@@ -113,27 +113,3 @@ class Attester:
         if stored != sealed.id:  # the id the telemetry names must be the record stored
             raise AssayError(f"task {sealed.task_id}: the attestation changed on its way back")
         return stored
-
-
-def load_attester(
-    root: Path,
-    run_id: str,
-    allow_endpoints: tuple[str, ...],
-    goldens_root: Callable[[Golden], Path],
-    resolvers: Sequence[str],
-    folder: Path | None = None,
-) -> Attester:
-    """The attester of a run, with the user's key, storing in ``folder`` (the store).
-
-    Raises:
-        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
-    """
-    from assay.attest import load_key, resolve_key_path
-
-    try:
-        key = load_key(resolve_key_path(None))
-    except AssayError as exc:
-        hint = "(it seals the agent's journal), or run with --no-journal"
-        raise AssayError(f"{exc} {hint}") from None
-    # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
-    return Attester(root, run_id, (*allow_endpoints, *resolvers), goldens_root, key, folder)

@@ -390,11 +390,7 @@ def _check_before_running(box: Sandbox, runnable: Sequence[Golden], executor: st
     lacks, the sandbox, Ray (a missing one leaves nothing behind)."""
     from assay.agent._execute import check_sandbox
 
-    if box.environment == "docker":
-        from assay.agent._docker import check_images
-
-        check_images(runnable, box.image)
-    check_sandbox(box)
+    check_sandbox(box, runnable)
     if executor == "ray":
         from assay.agent._ray import require_ray
 
@@ -413,12 +409,17 @@ def _journal_attester(
     """
     if not box.journal:
         return None
-    from assay.agent._attester import load_attester
-    from assay.attest import ground_truth
+    from assay.agent._attester import Attester
+    from assay.attest import ground_truth, load_key, resolve_key_path
 
     for task in runnable:
         ground_truth(task)
     goldens_root = goldens_root_of(options.path, config)
-    return load_attester(
-        config.root, run_id, box.allow_endpoints, goldens_root, resolvers(), config.attestations
-    )
+    # Name lookups go to the system's resolvers: a lookup is not the agent reaching out.
+    endpoints = (*box.allow_endpoints, *resolvers())
+    try:
+        key = load_key(resolve_key_path(None))
+    except AssayError as exc:
+        hint = "(it seals the agent's journal), or run with --no-journal"
+        raise AssayError(f"{exc} {hint}") from None
+    return Attester(config.root, run_id, endpoints, goldens_root, key, config.attestations)

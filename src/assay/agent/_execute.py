@@ -592,15 +592,21 @@ def _summary(
     )
 
 
-def check_sandbox(sandbox: Sandbox) -> None:
-    """Refuse, before any task runs, a sandbox this machine cannot give.
+def check_sandbox(sandbox: Sandbox, tasks: Sequence[Golden] = ()) -> None:
+    """Refuse, before any task runs, a sandbox this machine cannot give (with ``docker``, a
+    task of ``tasks`` without an image too).
 
     Raises:
         AssayError: no bubblewrap (or it cannot build a sandbox), no seccomp, no strace for a
-            journal, an unknown isolation or environment.
+            journal, an unknown isolation or environment, no Docker daemon.
+        GoldenError: with ``docker``, a task that names no image (and no ``--image``).
     """
     from assay.agent._trace import strace_path
 
+    if sandbox.environment == "docker":
+        from assay.agent._docker import check_images
+
+        check_images(tasks, sandbox.image)
     if sandbox.environment not in ("local", "docker"):
         raise AssayError(f"unknown environment {sandbox.environment!r} (use local or docker)")
     if sandbox.isolation not in ISOLATIONS:
@@ -637,19 +643,14 @@ def run_tasks(
     tasks: Sequence[Golden], execution: Execution, *, jobs: int | None = None, checked: bool = False
 ) -> list[TaskRun]:
     """Run the agent on every task here, ``jobs`` at a time (default 1) in threads, in task
-    order (``checked``: the caller already ran :func:`check_sandbox` and the image check).
-    The Ray executor is ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
+    order (``checked``: the caller already ran :func:`check_sandbox`). The Ray executor is
+    ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
 
     Raises:
         AssayError: the sandbox cannot be given here.
     """
-    sandbox = execution.sandbox
     if not checked:
-        if sandbox.environment == "docker":
-            from assay.agent._docker import check_images
-
-            check_images(tasks, sandbox.image)
-        check_sandbox(sandbox)
+        check_sandbox(execution.sandbox, tasks)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:

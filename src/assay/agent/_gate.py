@@ -30,10 +30,11 @@ from assay.gate import (
 )
 from assay.goldens import Golden
 from assay.results import Result, summarize_by_candidate
-from assay.validate import is_number
+from assay.validate import At, Num
 
 COMPOSITE_ID: Final = "(composite)"
 _EPSILON: Final = 1e-9
+_NUMBER: Final = Num(message="must be a finite number")
 
 
 def _composite_of(document: Mapping[str, Any], source: str) -> dict[str, float]:
@@ -45,16 +46,12 @@ def _composite_of(document: Mapping[str, Any], source: str) -> dict[str, float]:
             source=source,
             field="composite",
         )
+    at = At(source, "composite", BaselineError)
+    out = {"score": _NUMBER.check(composite.get("score"), at, "score")}
     components = composite.get("components")
-    values: dict[str, Any] = {"score": composite.get("score")}
     if isinstance(components, Mapping):
-        values.update(components)
-    out: dict[str, float] = {}
-    for name, value in values.items():
-        if not is_number(value):
-            where = "composite.score" if name == "score" else f"composite.components.{name}"
-            raise BaselineError("must be a finite number", source=source, field=where)
-        out[str(name)] = float(value)
+        inner = at.sub("components")
+        out |= {str(name): _NUMBER.check(v, inner, str(name)) for name, v in components.items()}
     return out
 
 

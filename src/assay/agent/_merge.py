@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.agent._partial import COMPOSITE_INPUTS
 from assay.agent._scoring import AgentRun, pass_rate_per_tier
 from assay.agent._telemetry import Telemetry
 from assay.errors import MergeError
@@ -29,10 +30,9 @@ def merge_agent(
     baseline: Path | None = None,
     write_baseline: bool = False,
     force: bool = False,
-    save: bool = True,
 ) -> AgentOutcome:
-    """The whole agent run the shards were cut from: scored, saved (unless ``save`` is
-    false) and gated as the unsharded run would be, with the shards' settings.
+    """The whole agent run the shards were cut from: scored, saved and gated as the unsharded
+    run would be, with the shards' settings.
 
     Raises:
         MergeError: documents that are not the shards of one agent run, or a changed baseline.
@@ -56,9 +56,8 @@ def merge_agent(
     # Each shard read its own telemetry (an --agent shard writes a folder of its own).
     sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
     document = run_document(run, {**merged.head["selection"], "telemetry": ", ".join(sources)})
-    run_id = save_run(config.root, document) if save else None
-    if run_id is not None:
-        document = {"run_id": run_id, **document}
+    run_id = save_run(config.root, document)
+    document = {"run_id": run_id, **document}
     verdict = agent_gate(
         run,
         merged.index.fingerprints,
@@ -77,25 +76,15 @@ def _records(parts: Sequence[ShardDocument], position: Mapping[str, int]) -> lis
     records: list[tuple[int, Telemetry]] = []
     for part in parts:
         held = {task_id for task_id, *_ in part.partial["goldens"]}
-        for row_number, row in enumerate(part.partial["records"]):
-            task_id, cost, duration, crashes, orphans, failed, judge = row
+        for row_number, (task_id, *inputs) in enumerate(part.partial["records"]):
             if task_id not in held:
                 raise MergeError(
                     "names a task this shard does not hold",
                     source=part.source,
                     field=f"partial.records[{row_number}]",
                 )
-            record = Telemetry(
-                task_id,
-                part.source,
-                duration_s=duration,
-                cost_usd=cost,
-                crashes=crashes,
-                orphans=orphans,
-                tests_failed=failed,
-                judge=judge,
-            )
-            records.append((position[task_id], record))
+            values = dict(zip(COMPOSITE_INPUTS, inputs, strict=True))
+            records.append((position[task_id], Telemetry(task_id, part.source, **values)))
     return [record for _, record in sorted(records, key=lambda item: item[0])]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assay._version import __version__
 from assay.agent._scoring import AgentRun
@@ -19,6 +19,10 @@ from assay.gate import PARTIAL_VERSION, file_digest, suite_digest
 if TYPE_CHECKING:
     from assay.config import Config
     from assay.goldens import Golden
+
+# A task's telemetry the composite reads: each row of a partial's ``records`` is the task id,
+# then these fields' values.
+COMPOSITE_INPUTS: Final = ("cost_usd", "duration_s", "crashes", "orphans", "tests_failed", "judge")
 
 
 def agent_partial(
@@ -42,22 +46,11 @@ def agent_partial(
     position = {task_id: i for i, task_id in enumerate(suite_ids)}
     by_id = {t.id: t for t in every}
     memo: FingerprintMemo = {}
-    records = []
-    for result in run.tasks:
-        record = telemetry.get(result.id)
-        if record is not None:
-            judge = None if record.judge is None else dict(record.judge)
-            records.append(
-                [
-                    result.id,
-                    record.cost_usd,
-                    record.duration_s,
-                    record.crashes,
-                    record.orphans,
-                    record.tests_failed,
-                    judge,
-                ]
-            )
+    records = [
+        [result.id, *(getattr(telemetry[result.id], name) for name in COMPOSITE_INPUTS)]
+        for result in run.tasks
+        if result.id in telemetry
+    ]
     settings = {
         "assay_version": __version__,
         "mode": mode,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -26,12 +27,8 @@ def run_document(run: AgentRun, selection: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _delta(before: Any, after: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"before": before, "after": after}
-    if isinstance(before, int | float) and isinstance(after, int | float):
-        out["delta"] = after - before
-    else:
-        out["delta"] = None
-    return out
+    numbers = isinstance(before, int | float) and isinstance(after, int | float)
+    return {"before": before, "after": after, "delta": after - before if numbers else None}
 
 
 def compare_runs(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,15 +69,12 @@ def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
         for t in document["results"]
         if t.get("failure")
     ]
-    counts = {c: 0 for c in CATEGORIES}
-    for row in rows:
-        counts[row["category"]] = counts.get(row["category"], 0) + 1
+    counts = dict.fromkeys(CATEGORIES, 0) | Counter(row["category"] for row in rows)
     return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}
 
 
 def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
-    counts: dict[str, int] = {}
     for r in document["results"]:
         if r["status"] in ("pass", "needs-judge"):  # needs-judge is undecided, not failed
             continue
@@ -90,5 +84,5 @@ def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:
         rows.append(
             {"id": r["id"], "tier": r.get("tier"), "category": r["status"], "details": details}
         )
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    counts = dict(Counter(row["category"] for row in rows))
     return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from assay.errors import RunStoreError
-from assay.gate import RUN_SCHEMA_VERSION, list_runs, run_order, runs_dir, save_run
+from assay.gate import RUN_SCHEMA_VERSION, list_runs, runs_dir, save_run
 from assay.io import read_json
 
 # Schema versions of run records an older assay wrote: refused, naming the file (never read in
@@ -115,18 +115,13 @@ def _check_summary(summary: dict[str, Any], source: str) -> None:
             )
 
 
-def previous_run(
-    root: Path, before: str | None = None, kind: str = "agent"
-) -> dict[str, Any] | None:
-    """The latest run of ``kind`` saved before ``before`` (or the latest of all when None):
-    gate runs and agent runs share the store, and an agent run compares with agent runs. A
-    record of an older assay is passed over: today's run has nothing to compare with in it."""
-    ids = list_runs(root)
-    if before is not None:
-        ids = [i for i in ids if run_order(i) < run_order(before)]
-    for run_id in reversed(ids):
+def previous_run(root: Path) -> dict[str, Any] | None:
+    """The latest agent run saved: gate runs and agent runs share the store, and an agent run
+    compares with agent runs. A record of an older assay is passed over: today's run has
+    nothing to compare with in it."""
+    for run_id in reversed(list_runs(root)):
         path = runs_dir(root) / f"{run_id}.json"
-        if kind != "gate" and _is_gate_record(path):
+        if _is_gate_record(path):
             continue  # every CI job saves a gate run: not read whole to be passed over
         raw = read_json(path, RunStoreError)
         if _old_version(raw) is not None:  # an older assay's record: nothing to compare with
@@ -137,7 +132,7 @@ def previous_run(
             if exc.field == "rows":  # a damaged gate record: not the agent run looked for
                 continue
             raise
-        if document.get("kind", "agent") == kind:
+        if document.get("kind", "agent") == "agent":
             return document
     return None
 

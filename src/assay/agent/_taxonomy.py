@@ -33,28 +33,17 @@ CATEGORIES: Final = (
 )
 
 
+# A glob's wildcards, longest first, and the regex each stands for; any other run of
+# characters matches itself.
+_WILDCARDS: Final = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+_GLOB_TOKEN: Final = re.compile(r"\*\*/|\*\*|\*|\?|[^*?]+")
+
+
 @lru_cache(maxsize=1024)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Path globs: ``**`` spans folders, ``*`` and ``?`` stay within one path segment."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+    parts = [_WILDCARDS.get(t) or re.escape(t) for t in _GLOB_TOKEN.findall(pattern)]
+    return re.compile("".join(parts) + r"\Z")
 
 
 def _normal(path: str) -> str:
