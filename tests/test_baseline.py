@@ -13,6 +13,8 @@ import pytest
 from assay.asserts import CheckResult
 from assay.errors import AssayError, BaselineError
 from assay.gate import _baseline as baseline
+from assay.gate._regressions import Diff
+from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden, build_goldens
 from assay.results import Result, summarize
 
@@ -335,10 +337,29 @@ def test_baseline_error_is_assay_error() -> None:
 # --- diff -----------------------------------------------------------------------------------------
 
 
+def exact_diff(
+    document: dict[str, Any],
+    results: Sequence[Result],
+    goldens: dict[str, Golden],
+    tiers: Iterable[str] | None = None,
+) -> Diff:
+    """The gate's comparison of a run of deterministic outcomes with a baseline of the same
+    suite (the exact rule: no random evidence)."""
+    return regressions_diff(
+        document,
+        results,
+        {},
+        selected=goldens,
+        whole_suite=True,
+        tiers=tiers,
+        changed=baseline.changed_goldens(document, goldens),
+    )
+
+
 def test_diff_identical_run_is_clean() -> None:
     goldens = [golden("g1"), golden("g2")]
     results = [result("g1"), result("g2", "fail")]
-    out = baseline.diff(make_doc(results, goldens), results, by_id(goldens))
+    out = exact_diff(make_doc(results, goldens), results, by_id(goldens))
     assert out.regressions == []
     assert out.notes == []
 
@@ -347,7 +368,7 @@ def test_diff_pass_to_fail_names_golden_and_assert() -> None:
     goldens = [golden("g1"), golden("g2")]
     document = make_doc([result("g1"), result("g2")], goldens)
     now = [result("g1", "fail"), result("g2")]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert [r.id for r in out.regressions] == ["g1"]
     regression = out.regressions[0]
     assert regression.candidate == "default"
@@ -363,7 +384,7 @@ def test_diff_many_failed_asserts_are_summarised() -> None:
     )
     g1 = golden("g1", asserts=[f"contains:w{i}" for i in range(5)])
     document = make_doc([result("g1")], [g1])
-    out = baseline.diff(document, [result("g1", "fail", checks=checks)], by_id([g1]))
+    out = exact_diff(document, [result("g1", "fail", checks=checks)], by_id([g1]))
     [regression] = out.regressions
     assert "contains:w0" in regression.why
     assert "contains:w2" in regression.why
@@ -375,7 +396,7 @@ def test_diff_pass_to_undecided_is_regression(status: str) -> None:
     goldens = [golden("g1")]
     document = make_doc([result("g1")], goldens)
     now = [result("g1", status, decided_by="tier3-judge")]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert [(r.candidate, r.id) for r in out.regressions] == [("default", "g1")]
     assert status in out.regressions[0].why
 
@@ -385,7 +406,7 @@ def test_diff_pass_to_error_is_no_regression() -> None:
     # max_error_rate), it never reports them as regressions.
     goldens = [golden("g1")]
     document = make_doc([result("g1")], goldens)
-    out = baseline.diff(document, [result("g1", "error", decided_by=None)], by_id(goldens))
+    out = exact_diff(document, [result("g1", "error", decided_by=None)], by_id(goldens))
     assert out.regressions == []
 
 
@@ -393,7 +414,7 @@ def test_diff_pass_to_missing_from_suite_is_regression() -> None:
     goldens = [golden("g1"), golden("gone")]
     document = make_doc([result("g1"), result("gone")], goldens)
     now_goldens = [golden("g1")]
-    out = baseline.diff(document, [result("g1")], by_id(now_goldens))
+    out = exact_diff(document, [result("g1")], by_id(now_goldens))
     assert [r.id for r in out.regressions] == ["gone"]
     assert "missing from the suite" in out.regressions[0].why
 
@@ -401,14 +422,14 @@ def test_diff_pass_to_missing_from_suite_is_regression() -> None:
 def test_diff_pass_to_no_result_for_candidate_is_regression() -> None:
     goldens = [golden("g1")]
     document = make_doc([result("g1", candidate="a"), result("g1", candidate="b")], goldens)
-    out = baseline.diff(document, [result("g1", candidate="a")], by_id(goldens))
+    out = exact_diff(document, [result("g1", candidate="a")], by_id(goldens))
     assert [(r.candidate, r.id) for r in out.regressions] == [("b", "g1")]
 
 
 def test_diff_fail_missing_now_is_not_regression() -> None:
     goldens = [golden("g1"), golden("old")]
     document = make_doc([result("g1"), result("old", "fail")], goldens)
-    out = baseline.diff(document, [result("g1")], by_id([golden("g1")]))
+    out = exact_diff(document, [result("g1")], by_id([golden("g1")]))
     assert out.regressions == []
 
 
@@ -416,7 +437,7 @@ def test_diff_score_drop_while_failing_is_regression() -> None:
     goldens = [golden("g1", asserts=[])]
     document = make_doc([result("g1", "fail", score=0.9, checks=())], goldens)
     now = [result("g1", "fail", score=0.5, checks=())]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     [regression] = out.regressions
     assert regression.id == "g1"
     assert "0.900" in regression.why
@@ -428,7 +449,7 @@ def test_diff_score_drop_while_passing_is_regression() -> None:
     goldens = [golden("g1", asserts=[])]
     document = make_doc([result("g1", score=0.95, checks=(), decided_by="tier2-difflib")], goldens)
     now = [result("g1", score=0.85, checks=(), decided_by="tier2-difflib")]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert [r.id for r in out.regressions] == ["g1"]
 
 
@@ -442,14 +463,14 @@ def test_diff_equal_or_higher_score_is_not_regression() -> None:
         result("a", "fail", score=0.5, checks=()),
         result("b", "fail", score=0.7, checks=()),
     ]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert out.regressions == []
 
 
 def test_diff_fail_to_pass_is_a_note() -> None:
     goldens = [golden("g1")]
     document = make_doc([result("g1", "fail")], goldens)
-    out = baseline.diff(document, [result("g1")], by_id(goldens))
+    out = exact_diff(document, [result("g1")], by_id(goldens))
     assert out.regressions == []
     assert len(out.notes) == 1
     assert "default/g1" in out.notes[0]
@@ -460,7 +481,7 @@ def test_diff_new_golden_is_a_note() -> None:
     goldens = [golden("g1"), golden("brand-new")]
     document = make_doc([result("g1")], [golden("g1")])
     now = [result("g1"), result("brand-new", "fail")]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert out.regressions == []
     assert len(out.notes) == 1
     assert "brand-new" in out.notes[0]
@@ -472,9 +493,9 @@ def test_diff_tier_filter_excludes_unselected_tiers() -> None:
     document = make_doc([result("quick"), result("hard", tier="stretch")], [smoke, stretch])
     # a run with --tier smoke: only the smoke goldens are loaded and scored
     now = [result("quick")]
-    filtered = baseline.diff(document, now, by_id([smoke]), tiers=["smoke"])
+    filtered = exact_diff(document, now, by_id([smoke]), tiers=["smoke"])
     assert filtered.regressions == []
-    unfiltered = baseline.diff(document, now, by_id([smoke]))
+    unfiltered = exact_diff(document, now, by_id([smoke]))
     assert [r.id for r in unfiltered.regressions] == ["hard"]
 
 
@@ -482,7 +503,7 @@ def test_diff_tier_filter_still_checks_selected_tiers() -> None:
     smoke, stretch = golden("quick", tier="smoke"), golden("hard", tier="stretch")
     document = make_doc([result("quick"), result("hard", tier="stretch")], [smoke, stretch])
     now = [result("quick", "fail")]
-    out = baseline.diff(document, now, by_id([smoke]), tiers=["smoke"])
+    out = exact_diff(document, now, by_id([smoke]), tiers=["smoke"])
     assert [r.id for r in out.regressions] == ["quick"]
 
 
@@ -490,7 +511,7 @@ def test_diff_fingerprint_change_is_a_note() -> None:
     before = golden("g1", asserts=["contains:foo"])
     after = golden("g1", asserts=["contains:bar"])
     document = make_doc([result("g1")], [before])
-    out = baseline.diff(document, [result("g1")], by_id([after]))
+    out = exact_diff(document, [result("g1")], by_id([after]))
     assert out.regressions == []
     assert len(out.notes) == 1
     assert "default/g1" in out.notes[0]
@@ -502,7 +523,7 @@ def test_diff_regressions_sorted_by_candidate_then_id() -> None:
     base_results = [result(g, candidate=c) for c in ("y", "x") for g in ("b", "a")]
     document = make_doc(base_results, goldens)
     now = [result(g, "fail", candidate=c) for c in ("y", "x") for g in ("b", "a")]
-    out = baseline.diff(document, now, by_id(goldens))
+    out = exact_diff(document, now, by_id(goldens))
     assert [(r.candidate, r.id) for r in out.regressions] == [
         ("x", "a"),
         ("x", "b"),
@@ -516,7 +537,7 @@ def test_diff_reads_loaded_baseline(tmp_path: Path) -> None:
     path = tmp_path / "assay-baseline.json"
     baseline.write(path, make_doc([result("g1"), result("g2")], goldens))
     document = baseline.load_baseline(path)
-    out = baseline.diff(document, [result("g1"), result("g2", "no-output")], by_id(goldens))
+    out = exact_diff(document, [result("g1"), result("g2", "no-output")], by_id(goldens))
     assert [r.id for r in out.regressions] == ["g2"]
 
 

@@ -12,18 +12,19 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from assay import validate as v
 from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
-from assay.gate._regressions import Diff, Trials
-from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden
 from assay.io import atomic_write_text, dump_json, read_json
 from assay.results import CandidateSummary, Result
 from assay.vocabulary import STATUSES, TIERS
+
+if TYPE_CHECKING:
+    from assay.gate._regressions import Trials
 
 SCHEMA_VERSION: Final = 2
 
@@ -314,26 +315,3 @@ def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> No
                 source=str(path),
             )
     atomic_write_text(path, dump_json(document), BaselineError)
-
-
-def diff(
-    document: Mapping[str, Any],
-    results: Sequence[Result],
-    goldens: Mapping[str, Golden],
-    tiers: Iterable[str] | None = None,
-) -> Diff:
-    """Compare a run of deterministic outcomes with a baseline of the same suite (the exact
-    rule); :func:`assay.gate._regressions.diff` is the whole comparison, statistics included.
-
-    Args:
-        tiers: the tiers this run selected; baseline goldens of other tiers are not compared.
-    """
-    return regressions_diff(
-        document,
-        results,
-        {},
-        selected=goldens,
-        whole_suite=True,
-        tiers=tiers,
-        changed=changed_goldens(document, goldens),
-    )
