@@ -28,6 +28,8 @@ from assay.vocabulary import TIER3
 
 _SCORE_EPSILON: Final = 1e-9
 SUITE_ID: Final = "(suite)"
+# An open comparison with a p-value at or above this shows no sign of a drop: no more repeats.
+FUTILITY: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,11 +384,10 @@ def undecided_pairs(
     selected: Iterable[str],
     strict: Iterable[str] = (),
     rules: Rules = Rules(),
-    futility: float = 0.5,
 ) -> set[tuple[str, str]]:
     """The (candidate, golden) pairs whose comparison is still open at this look: not yet
-    significant at the per-look level, but with a p-value below ``futility`` (a golden that
-    shows no sign of a drop is not worth more calls)."""
+    significant at the per-look level, but with a p-value below :data:`FUTILITY` (a golden
+    that shows no sign of a drop is not worth more calls)."""
     from assay.gate import _stats as stats
 
     scope = _Scope(frozenset(selected), True, None, frozenset(strict))
@@ -396,7 +397,7 @@ def undecided_pairs(
     return {
         (t.candidate, t.id)
         for t, adj in zip(walk.tests, adjusted, strict=True)
-        if adj > level and t.p < futility
+        if adj > level and t.p < FUTILITY
     }
 
 
