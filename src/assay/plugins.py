@@ -23,7 +23,7 @@ import importlib.util
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
@@ -82,6 +82,18 @@ def has_plugin(group: str, name: str) -> bool:
     """Whether an installed package declares plugin ``name`` in ``group`` (nothing is imported).
     A name that is not namespaced is never a plugin, and then no package is read."""
     return is_plugin_name(name) and name in _scan(group)
+
+
+def is_builtin_or_plugin(name: object, builtins: Collection[str], group: str) -> bool:
+    """Whether ``name`` is one of ``builtins`` or an installed ``pkg/name`` plugin of ``group``.
+    Only a namespaced name makes it read the installed packages; nothing is imported."""
+    return isinstance(name, str) and (name in builtins or has_plugin(group, name))
+
+
+def builtins_or_plugin_text(builtins: Iterable[str], what: str) -> str:
+    """The accepted names, for messages: the built-ins, then the plugin rule (nothing is read
+    from the installed packages)."""
+    return f"{', '.join(builtins)} or an installed plugin {what} 'pkg/name'"
 
 
 def _describe(entries: list[EntryPoint]) -> str:
@@ -294,11 +306,13 @@ __all__ = [
     "PROVIDERS_GROUP",
     "SIMILARITY_GROUP",
     "PluginError",
+    "builtins_or_plugin_text",
     "clear_plugin_cache",
     "entry_point_of",
     "find_plugin",
     "has_plugin",
     "import_project_module",
+    "is_builtin_or_plugin",
     "is_plugin_name",
     "load_plugin",
     "module_digest",

@@ -20,9 +20,10 @@ from assay.errors import ConfigError
 from assay.plugins import (
     SIMILARITY_GROUP,
     PluginError,
+    builtins_or_plugin_text,
     entry_point_of,
     find_plugin,
-    has_plugin,
+    is_builtin_or_plugin,
 )
 from assay.validate import is_number
 from assay.vocabulary import BUILTIN_BACKENDS
@@ -92,19 +93,13 @@ class EmbeddingSimilarity:
 
 
 def is_known_backend(name: object) -> bool:
-    """Whether ``name`` is a built-in backend or an installed ``pkg/name`` plugin backend.
-
-    Only a namespaced name makes it read the installed packages; nothing is imported.
-    """
-    if name in BUILTIN_BACKENDS:
-        return True
-    return isinstance(name, str) and has_plugin(SIMILARITY_GROUP, name)
+    """Whether ``name`` is a built-in backend or an installed ``pkg/name`` plugin backend."""
+    return is_builtin_or_plugin(name, BUILTIN_BACKENDS, SIMILARITY_GROUP)
 
 
 def known_backends_text() -> str:
-    """The accepted backend names, for messages (the built-ins, then the plugin rule; nothing
-    is read from the installed packages)."""
-    return f"{', '.join(BUILTIN_BACKENDS)} or an installed plugin backend 'pkg/name'"
+    """The accepted backend names, for messages."""
+    return builtins_or_plugin_text(BUILTIN_BACKENDS, "backend")
 
 
 class PluginSimilarity:

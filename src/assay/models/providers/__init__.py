@@ -24,26 +24,27 @@ from assay.models.providers._base import (
     ProviderError,
     ProviderTimeout,
 )
-from assay.plugins import PROVIDERS_GROUP, PluginError, entry_point_of, find_plugin, has_plugin
+from assay.plugins import (
+    PROVIDERS_GROUP,
+    PluginError,
+    builtins_or_plugin_text,
+    entry_point_of,
+    find_plugin,
+    is_builtin_or_plugin,
+)
 
 # The built-in provider types: the one list every validator and message reads.
 PROVIDER_TYPES: Final = ("openai", "anthropic", "command", "python", "echo")
 
 
 def is_known_provider_type(name: object) -> bool:
-    """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type.
-
-    Only a namespaced name makes it read the installed packages; nothing is imported.
-    """
-    if name in PROVIDER_TYPES:
-        return True
-    return isinstance(name, str) and has_plugin(PROVIDERS_GROUP, name)
+    """Whether ``name`` is a built-in provider type or an installed ``pkg/name`` plugin type."""
+    return is_builtin_or_plugin(name, PROVIDER_TYPES, PROVIDERS_GROUP)
 
 
 def known_provider_types_text() -> str:
-    """The accepted types, for messages (the built-ins, then the plugin rule; nothing is read
-    from the installed packages)."""
-    return f"{', '.join(PROVIDER_TYPES)} or an installed plugin type 'pkg/name'"
+    """The accepted types, for messages."""
+    return builtins_or_plugin_text(PROVIDER_TYPES, "type")
 
 
 def make_provider(config: ProviderConfig, *, root: Path | None = None) -> Provider:
