@@ -34,6 +34,11 @@ def assert_error(code: int, out: str, err: str, *needles: str) -> None:
         (["gate", "goldens", "--outputs", "good.json", "--similarity", "cosine"], "--similarity"),
         (["gate", "goldens", "--outputs"], "--outputs"),
         (["frobnicate"], "frobnicate"),
+        (
+            ["gate", "goldens", "--outputs", "good.json", "--format", "nope"],
+            "'nope' is not a format (use text, json, markdown, junit, html, outputs or an "
+            "installed plugin format 'pkg/name')",
+        ),
     ],
 )
 def test_usage_errors_exit_1_not_2(

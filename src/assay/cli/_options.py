@@ -18,12 +18,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _check_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
+    from assay.plugins import builtins_or_plugin_text
     from assay.views import is_known_format
 
     if not is_known_format(value):
         raise click.BadParameter(
-            f"{value!r} is not a format (use {', '.join(FORMATS)} or an installed plugin "
-            "format 'pkg/name')",
+            f"{value!r} is not a format (use {builtins_or_plugin_text(FORMATS, 'format')})",
             ctx=ctx,
             param=param,
         )

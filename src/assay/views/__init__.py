@@ -46,9 +46,9 @@ def dump_json(document: Any) -> str:
 
 def is_known_format(name: str) -> bool:
     """A built-in format, or an installed ``pkg/name`` format plugin (nothing is imported)."""
-    from assay.plugins import FORMATS_GROUP, has_plugin
+    from assay.plugins import FORMATS_GROUP, is_builtin_or_plugin
 
-    return name in FORMATS or has_plugin(FORMATS_GROUP, name)
+    return is_builtin_or_plugin(name, FORMATS, FORMATS_GROUP)
 
 
 def render(
