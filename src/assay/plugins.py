@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.util
 import re
 import sys
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
@@ -264,17 +265,44 @@ def module_digest(name: str, root: Path) -> str | None:
         return _file_digest(name)
 
 
-@contextlib.contextmanager
-def _no_bytecode_written() -> Iterator[None]:
-    """No ``.pyc`` for what is imported meanwhile: a cached bytecode file is trusted while the
-    source's size and whole-second mtime match it, so a project file edited within a second
-    to the same size (``"x"`` to ``"y"``) would run its old code on reload, or in the next run."""
-    before = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True
+class _FromSource(importlib.machinery.SourceFileLoader):
+    """A loader that compiles the module's file every time. A cached ``.pyc`` passes for its
+    source while size and whole-second mtime match, so a file edited within a second to the
+    same size (``"x"`` to ``"y"``), by anyone, would run its old code; the digest in the cache
+    key is of the file, and the file is what must run."""
+
+    def path_stats(self, path: str) -> Mapping[str, Any]:
+        raise OSError(path)  # no stats: get_code neither reads nor writes a .pyc
+
+
+def _exec_from_source(name: str) -> ModuleType:
+    """Import ``name`` afresh (a module already imported is replaced only when this works),
+    its own file compiled from source; its parent packages are imported as usual.
+
+    Raises:
+        ImportError: no such module.
+        Exception: whatever the module raised while run.
+    """
+    old = sys.modules.pop(name, None)
     try:
-        yield
-    finally:
-        sys.dont_write_bytecode = before
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        loader = spec.loader
+        if isinstance(loader, importlib.machinery.SourceFileLoader) and spec.origin:
+            loader = spec.loader = _FromSource(spec.name, spec.origin)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        if old is not None:
+            sys.modules[name] = old
+        raise
+    parent, _, child = name.rpartition(".")
+    if parent in sys.modules:  # as an import does: pkg.mod is an attribute of pkg
+        setattr(sys.modules[parent], child, module)
+    return module
 
 
 def import_project_module(name: str, root: Path) -> ModuleType:
@@ -286,16 +314,13 @@ def import_project_module(name: str, root: Path) -> ModuleType:
         ImportError: no such module.
         Exception: whatever the module (or a parent package) raised while imported.
     """
-    with project_on_path(root), _no_bytecode_written():
+    with project_on_path(root):
         _forget_other_project(name, root)
         digest = _file_digest(name)
         module = sys.modules.get(name)
-        if module is not None and name in _IMPORTED and _IMPORTED[name][1] != digest:
-            module = importlib.reload(module)
-        elif module is None:
-            module = importlib.import_module(name)
-        else:
+        if module is not None and (name not in _IMPORTED or _IMPORTED[name][1] == digest):
             return module  # imported already, by us from this very file or by someone else
+        module = _exec_from_source(name)
         _IMPORTED[name] = (str(root), digest)
         return module
 
