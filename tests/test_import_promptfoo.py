@@ -441,6 +441,41 @@ def test_a_bad_config_is_one_line_naming_the_file(tmp_path: Path, text: str, mes
     assert not (tmp_path / "out").exists()
 
 
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("chat.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("chat.yaml", BOMB, "expand"),
+    ],
+)
+def test_a_chat_file_past_the_bounds_is_one_line(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    config = f"prompts: [file://{name}]\nproviders: [echo]\ntests: [{{vars: {{}}}}]\n"
+    (tmp_path / "promptfooconfig.yaml").write_text(config, encoding="utf-8")
+    code, _, err = _import(tmp_path)
+    assert code == 1
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+
+
+def test_a_chat_file_reads_yes_as_text_as_promptfoo_does(tmp_path: Path) -> None:
+    # YAML 1.2, as promptfoo's parser: `content: yes` is the text "yes", not True.
+    (tmp_path / "chat.yaml").write_text("- role: user\n  content: yes\n", encoding="utf-8")
+    config = "prompts: [file://chat.yaml]\nproviders: [echo]\ntests: [{vars: {}}]\n"
+    (tmp_path / "promptfooconfig.yaml").write_text(config, encoding="utf-8")
+    code, out, err = _import(tmp_path)
+    assert code == 0, out + err
+    text = (tmp_path / "out" / "candidates.yaml").read_text("utf-8")
+    assert "content: 'yes'" in text or 'content: "yes"' in text, text
+
+
 def test_a_missing_config_is_an_error(tmp_path: Path) -> None:
     code, _, err = run_cli(["import", "promptfoo", "nope.yaml"], tmp_path)
     assert code == 1 and "nope.yaml" in err and err.count("\n") == 1

@@ -286,7 +286,11 @@ class _Converter:
             text = self.read(path, where)
             try:
                 chat = json.loads(text) if suffix == ".json" else _load_yaml(text, named)
-            except (ValueError, PromptfooConfigError):
+            except RecursionError:
+                raise self.fail(f"file://{ref}: the JSON is nested too deeply", where) from None
+            except (ValueError, PromptfooConfigError) as exc:
+                if isinstance(exc, PromptfooConfigError) and "malformed" not in exc.message:
+                    raise  # too big, too deep, an alias bomb: refused, as in the config itself
                 # promptfoo renders such a file as a Nunjucks template *before* parsing it (a loop
                 # over _conversation); assay parses a chat file first, then renders each content.
                 why = "a chat prompt that is a template before it is JSON is not converted"
@@ -515,6 +519,8 @@ class _Converter:
         if suffix == ".json":
             try:
                 return json.loads(text)
+            except RecursionError:
+                raise self.fail(f"file://{ref}: the JSON is nested too deeply", where) from None
             except ValueError as exc:
                 raise self.fail(f"file://{ref}: not JSON ({exc})", where) from None
         if suffix in (".yaml", ".yml"):
