@@ -70,10 +70,6 @@ def make_doc(results: Sequence[Result], goldens: Iterable[Golden]) -> dict[str, 
     return json.loads(json.dumps(document))
 
 
-def regressed(diff: baseline.Diff) -> dict[tuple[str, str], str]:
-    return {(r.candidate, r.id): r.why for r in diff.regressions}
-
-
 # --- build ------------------------------------------------------------------------------------
 
 

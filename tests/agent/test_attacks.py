@@ -35,7 +35,7 @@ def _sandbox_works() -> bool:
     try:
         from assay.agent._execute import Sandbox, check_sandbox
 
-        check_sandbox(Sandbox(journal=True, isolation="bubblewrap"))
+        check_sandbox(Sandbox(journal=True, isolation="bubblewrap"), ())
     except Exception:
         return False
     return True

@@ -592,7 +592,7 @@ def _summary(
     )
 
 
-def check_sandbox(sandbox: Sandbox, tasks: Sequence[Golden] = ()) -> None:
+def check_sandbox(sandbox: Sandbox, tasks: Sequence[Golden]) -> None:
     """Refuse, before any task runs, a sandbox this machine cannot give (with ``docker``, a
     task of ``tasks`` without an image too).
 
