@@ -92,10 +92,14 @@ def _commands_per_task(folder: Path) -> int:
 
 def _breakdown(scratch: Path) -> dict[str, float]:
     """Median seconds of the worktree and the seal, timed in-process over the packaged tasks."""
-    from assay.agent._benchmark import _attester
-    from assay.agent._execute import Sandbox, run_tasks
+    from typing import Any
+
+    from assay.agent._attester import Attester, SealedRecord
+    from assay.agent._execute import Execution, Sandbox, run_tasks
     from assay.agent._worktree import make_worktree
+    from assay.attest import load_key, resolve_key_path
     from assay.goldens import load_suite
+    from assay.goldens._loader import packaged_root
 
     tasks = [t for t in load_suite(scratch / "none", None) if t.tier in ("smoke", "standard")]
     worktree_s, seal_s = [], []
@@ -103,17 +107,25 @@ def _breakdown(scratch: Path) -> dict[str, float]:
         started = time.perf_counter()
         make_worktree(task, Path(task.source).parent, scratch)
         worktree_s.append(time.perf_counter() - started)
-    from assay.goldens._loader import packaged_root
 
-    attest = _attester(scratch, "bench", (), lambda task: packaged_root())
+    class Timed(Attester):
+        """The run's attester, each seal (build, then store) timed."""
 
-    def timed(*args: object, **kw: object) -> str:
-        started = time.perf_counter()
-        out = attest(*args, **kw)  # type: ignore[arg-type]
-        seal_s.append(time.perf_counter() - started)
-        return out
+        def build(self, *args: Any, **kw: Any) -> SealedRecord:
+            started = time.perf_counter()
+            built = super().build(*args, **kw)
+            seal_s.append(time.perf_counter() - started)
+            return built
 
-    run_tasks(tasks, "oracle", sandbox=Sandbox(), journal_dir=scratch, attest=timed)
+        def store(self, sealed: SealedRecord) -> str:
+            started = time.perf_counter()
+            stored = super().store(sealed)
+            seal_s[-1] += time.perf_counter() - started
+            return stored
+
+    key = load_key(resolve_key_path(None))
+    attest = Timed(scratch, "bench", (), lambda task: packaged_root(), key, scratch / "seals")
+    run_tasks(tasks, Execution("oracle", Sandbox(), journal_dir=scratch, attest=attest))
     return {"worktree": statistics.median(worktree_s), "seal": statistics.median(seal_s)}
 
 
