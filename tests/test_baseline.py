@@ -16,7 +16,7 @@ from assay.gate import _baseline as baseline
 from assay.gate._regressions import Diff
 from assay.gate._regressions import diff as regressions_diff
 from assay.goldens import Golden, build_goldens
-from assay.results import Result, summarize
+from assay.results import SCHEMA_VERSION, Result, summarize
 
 FOO_OK = CheckResult("contains:foo", "contains", True)
 FOO_MISSING = CheckResult("contains:foo", "contains", False, "'foo' not found in the output")
@@ -80,7 +80,7 @@ def test_build_document_shape() -> None:
     document = baseline.build(results, by_id([g1, g2]), summaries)
     assert next(iter(document)) == "schema_version"
     assert list(document) == ["schema_version", "kind", "assay_version", "summary", "goldens"]
-    assert document["schema_version"] == baseline.SCHEMA_VERSION == 2
+    assert document["schema_version"] == SCHEMA_VERSION == 2
     assert isinstance(document["assay_version"], str)
     assert document["summary"] == {"default": summaries[0].to_dict()}
     assert document["summary"]["default"]["pass_rate"] == 0.5

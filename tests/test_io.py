@@ -17,6 +17,7 @@ import pytest
 
 from assay import io
 from assay.errors import AssayError, BaselineError, GoldenError, OutputsError, TelemetryError
+from assay.results import SCHEMA_VERSION
 
 BOM = b"\xef\xbb\xbf"
 
@@ -687,7 +688,7 @@ def test_a_bom_is_tolerated_in_a_telemetry_folder_file(tmp_path: Path) -> None:
 def test_a_bom_is_tolerated_in_a_baseline(tmp_path: Path) -> None:
     from assay.gate import _baseline as baseline
 
-    document = {"schema_version": baseline.SCHEMA_VERSION, "goldens": {}}
+    document = {"schema_version": SCHEMA_VERSION, "goldens": {}}
     path = bom_file(tmp_path / "assay-baseline.json", json.dumps(document))
     assert baseline.load_baseline(path)["goldens"] == {}
 
@@ -708,10 +709,10 @@ def test_a_bom_is_tolerated_in_a_candidates_file(tmp_path: Path) -> None:
 
 
 def test_a_bom_is_tolerated_in_a_saved_run(tmp_path: Path) -> None:
-    from assay.agent._saved_runs import RUN_SCHEMA_VERSION, load_run, runs_dir
+    from assay.agent._saved_runs import load_run, runs_dir
 
     record = {
-        "schema_version": RUN_SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "run_id": "eval_run_20260101T000000_000000Z",
         "results": [],
         "summary": {},
@@ -759,7 +760,7 @@ def test_a_baseline_write_failure_is_a_baseline_error_and_keeps_the_old_one(
     path = tmp_path / "assay-baseline.json"
     path.write_text("old", encoding="utf-8")
     monkeypatch.setattr(os, "fsync", disk_full)
-    document = {"schema_version": baseline.SCHEMA_VERSION, "goldens": {}}
+    document = {"schema_version": SCHEMA_VERSION, "goldens": {}}
     with pytest.raises(BaselineError, match="No space left on device"):
         baseline.write(path, document, force=True)
     assert path.read_text(encoding="utf-8") == "old"

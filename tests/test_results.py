@@ -9,7 +9,7 @@ import pytest
 
 from assay.asserts import CheckResult
 from assay.results import (
-    DOCUMENT_SCHEMA_VERSION,
+    SCHEMA_VERSION,
     CandidateSummary,
     Result,
     rank,
@@ -187,7 +187,7 @@ def test_results_document_shape() -> None:
     r = Result("g", "smoke", "A", "fail", False, 0.0, "tier1-asserts", (check,))
     document = results_document("gate", [r], summarize_by_candidate([r]))
     assert list(document) == ["schema_version", "kind", "results", "summary"]
-    assert document["schema_version"] == DOCUMENT_SCHEMA_VERSION == 2
+    assert document["schema_version"] == SCHEMA_VERSION == 2
     assert document["kind"] == "gate"
     assert document["results"] == [r.to_dict()]
     assert document["results"][0]["checks"] == [

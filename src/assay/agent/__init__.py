@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from assay.agent._tasks import all_tasks, find_task
     from assay.agent._taxonomy import CATEGORIES, classify, glob_regex, owned
     from assay.agent._telemetry import Telemetry, load_telemetry, parse_record
-    from assay.gate import RUN_SCHEMA_VERSION, list_runs, runs_dir, save_run
+    from assay.gate import list_runs, runs_dir, save_run
 
 # name -> the module that defines it
 _EXPORTS: Final = {
@@ -41,7 +41,6 @@ _EXPORTS: Final = {
     "COST_BASELINE_USD": "assay.agent._composite",
     "Components": "assay.agent._composite",
     "DURATION_BASELINE_S": "assay.agent._composite",
-    "RUN_SCHEMA_VERSION": "assay.gate",
     "Sandbox": "assay.agent._execute",
     "Telemetry": "assay.agent._telemetry",
     "all_tasks": "assay.agent._tasks",
@@ -75,7 +74,6 @@ __all__ = [
     "CATEGORIES",
     "COST_BASELINE_USD",
     "DURATION_BASELINE_S",
-    "RUN_SCHEMA_VERSION",
     "AgentOptions",
     "AgentOutcome",
     "AgentRun",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from assay.gate._baseline import FingerprintMemo, fingerprint, load_baseline
+    from assay.gate._baseline import BASELINE, FingerprintMemo, fingerprint, load_baseline
     from assay.gate._merge import MergedParts, merge_gate, merged_parts
     from assay.gate._options import GateOptions
     from assay.gate._partial import (
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from assay.gate._selection import IdFilter, id_filter
     from assay.gate._shards import Shard, parse_shard
     from assay.gate._store import (
-        RUN_SCHEMA_VERSION,
+        RUN_RECORD,
         list_runs,
         prune_runs,
         run_order,
@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "PARTIAL_VERSION": "_partial",
-    "RUN_SCHEMA_VERSION": "_store",
+    "BASELINE": "_baseline",
+    "RUN_RECORD": "_store",
     "Diff": "_regressions",
     "ErrorTally": "_verdict",
     "Evidence": "_verdict",
@@ -92,8 +93,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BASELINE",
     "PARTIAL_VERSION",
-    "RUN_SCHEMA_VERSION",
+    "RUN_RECORD",
     "Diff",
     "ErrorTally",
     "Evidence",

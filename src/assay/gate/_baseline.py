@@ -19,15 +19,11 @@ from assay._version import __version__
 from assay.asserts import AssertSpec
 from assay.errors import BaselineError
 from assay.goldens import Golden
-from assay.io import atomic_write_text, dump_json, read_json
-from assay.results import CandidateSummary, Result
+from assay.results import SCHEMA_VERSION, CandidateSummary, RecordType, Result
 from assay.vocabulary import STATUSES, TIERS
 
 if TYPE_CHECKING:
     from assay.gate._regressions import Trials
-
-SCHEMA_VERSION: Final = 2
-
 
 # One encoder for every fingerprint: json.dumps with options builds a new one per call, which
 # was a third of a 10,000-golden --check's fingerprinting.
@@ -233,17 +229,27 @@ def _check_goldens(goldens: Any, at: v.At, key: v.Key) -> Any:
     return goldens
 
 
-_DOCUMENT: Final = v.Table(
-    {
-        "schema_version": v.Spec(),  # checked first (a schema 1 baseline is told the fix)
-        "kind": v.Str(choices=("gate", "agent"), message=_found("must be gate or agent")),
-        "assay_version": v.Spec(),
-        "suite": v.Str(message=_found("must be a string")),
-        "summary": v.Spec(),
-        "goldens": v.Check(_check_goldens, required=_NOT_ENTRIES),
-        "composite": v.Spec(),  # an agent baseline's: read by assay.agent._gate
+# The baseline, declared: the family's version first (a schema 1 baseline is told the fix),
+# then its fields. Committed and reviewed, so it is written indented.
+BASELINE: Final = RecordType(
+    "baseline",
+    BaselineError,
+    fields=v.Table(
+        {
+            "schema_version": v.Spec(),
+            "kind": v.Str(choices=("gate", "agent"), message=_found("must be gate or agent")),
+            "assay_version": v.Spec(),
+            "suite": v.Str(message=_found("must be a string")),
+            "summary": v.Spec(),
+            "goldens": v.Check(_check_goldens, required=_NOT_ENTRIES),
+            "composite": v.Spec(),  # an agent baseline's: read by assay.agent._gate
+        },
+        unknown=_UNKNOWN,
+    ),
+    retired={
+        1: "a schema 1 baseline (assay 0.1) records no suite and one trial per golden: "
+        "write it again with --write-baseline"
     },
-    unknown=_UNKNOWN,
 )
 
 
@@ -254,28 +260,7 @@ def load_baseline(path: Path) -> dict[str, Any]:
         BaselineError: missing, unreadable, not JSON, of an unknown schema version, or a field
             of the wrong type or value, or unknown (naming the file and the field).
     """
-    source = str(path)
-    document = read_json(
-        path, BaselineError, missing="no baseline file; write one first with --write-baseline"
-    )
-    if not isinstance(document, dict):
-        raise BaselineError("the baseline must be a JSON object", source=source)
-    version = document.get("schema_version")
-    if version == 1 and not isinstance(version, bool):
-        raise BaselineError(
-            "a schema 1 baseline (assay 0.1) records no suite and one trial per golden: "
-            "write it again with --write-baseline",
-            source=source,
-            field="schema_version",
-        )
-    if isinstance(version, bool) or version != SCHEMA_VERSION:
-        raise BaselineError(
-            f"unknown baseline schema version {version!r} (this assay reads {SCHEMA_VERSION})",
-            source=source,
-            field="schema_version",
-        )
-    _DOCUMENT.check(document, v.At(source, "", BaselineError))
-    return document
+    return BASELINE.read(path, missing="no baseline file; write one first with --write-baseline")
 
 
 def check_kind(document: Mapping[str, Any], kind: str, source: str) -> None:
@@ -305,13 +290,13 @@ def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> No
     """
     if not force and decided_count(document) == 0 and path.exists():
         try:
-            old = read_json(path, BaselineError)
+            old = BASELINE.read(path)
         except BaselineError:  # unreadable: nothing decided in it is lost by replacing it
             old = None
-        if isinstance(old, dict) and decided_count(old) > 0:
+        if old is not None and decided_count(old) > 0:
             raise BaselineError(
                 f"refusing to replace a baseline that decided {decided_count(old)} goldens with "
                 "one that decides none (check the outputs file; --force overrides)",
                 source=str(path),
             )
-    atomic_write_text(path, dump_json(document), BaselineError)
+    BASELINE.write(path, document)

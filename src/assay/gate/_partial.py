@@ -22,7 +22,7 @@ from assay._version import __version__
 from assay.asserts import CheckResult
 from assay.errors import MergeError
 from assay.gate._verdict import MODES
-from assay.results import Result
+from assay.results import RecordType, Result
 from assay.vocabulary import STATUSES
 
 if TYPE_CHECKING:
@@ -260,6 +260,29 @@ class ShardDocument:
         return value
 
 
+def _check_part(document: dict[str, Any], at: v.At, key: v.Key) -> dict[str, Any]:
+    """A shard's document: its partial first (another assay version's shards are told so, not
+    a field that version wrote otherwise), then its results and the partial's fields."""
+    partial = document.get("partial")
+    if not isinstance(partial, dict):
+        at.fail(
+            "not the --json document of a shard (run each shard with --shard I/N --json)",
+            "partial",
+        )
+    if partial.get("version") != PARTIAL_VERSION:
+        at.fail(
+            f"partial version {partial.get('version')!r} is not {PARTIAL_VERSION} "
+            "(the shards were run by another assay version)",
+            "partial.version",
+        )
+    _DOCUMENT.check(document, at)
+    (_AGENT if partial.get("kind") == "agent" else _GATE).check(partial, at, "partial")
+    return document
+
+
+SHARD_PART: Final = RecordType("shard part", MergeError, fields=v.Check(_check_part))
+
+
 def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
     """Read each shard document.
 
@@ -267,30 +290,7 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
         MergeError: a file that cannot be read, is not JSON, or is not a shard's document
             (naming the first bad field).
     """
-    from assay.io import read_json
-
-    parts = []
-    for path in paths:
-        document = read_json(path, MergeError)
-        source = str(path)
-        if not isinstance(document, dict) or not isinstance(document.get("partial"), dict):
-            raise MergeError(
-                "not the --json document of a shard (run each shard with --shard I/N --json)",
-                source=source,
-                field="partial",
-            )
-        partial = document["partial"]
-        if partial.get("version") != PARTIAL_VERSION:
-            raise MergeError(
-                f"partial version {partial.get('version')!r} is not {PARTIAL_VERSION} "
-                "(the shards were run by another assay version)",
-                source=source,
-                field="partial.version",
-            )
-        at = v.At(source, "", MergeError)
-        _DOCUMENT.check(document, at)
-        (_AGENT if partial.get("kind") == "agent" else _GATE).check(partial, at, "partial")
-        parts.append(ShardDocument(source, document))
+    parts = [ShardDocument(str(path), SHARD_PART.read(path)) for path in paths]
     if not parts:
         raise MergeError("no shard documents to merge")
     return parts

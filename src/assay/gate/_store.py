@@ -15,11 +15,34 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from assay import validate as v
 from assay.errors import RunStoreError
-from assay.io import atomic_create_text, dump_json
+from assay.io import atomic_create_text
+from assay.results import SCHEMA_VERSION, RecordType
 
-RUN_SCHEMA_VERSION: Final = 2  # = results.DOCUMENT_SCHEMA_VERSION (a test checks it)
 _PREFIX: Final = "eval_run_"
+
+# A saved run, declared: what every view of one reads. A gate run keeps its results as rows
+# (``assay.gate._record``), which the reader expands; the rest is the run's own.
+RUN_RECORD: Final = RecordType(
+    "run record",
+    RunStoreError,
+    fields=v.Table(
+        {
+            "results": v.List(message="must be a list (found {found})"),
+            "rows": v.List(message="must be a list (found {found})"),
+            "summary": v.Dict(
+                message="must be an object (found {found})", required="not a run record: no summary"
+            ),
+        },
+        keep=lambda key: True,
+    ),
+    retired={
+        1: "a run record of schema version 1, written by an older assay, which this one no "
+        "longer reads: move it out of .assay/runs/ or delete it"
+    },
+    compact=True,
+)
 
 
 def runs_dir(root: Path) -> Path:
@@ -32,9 +55,8 @@ def save_run(root: Path, document: dict[str, Any], now: datetime | None = None) 
     folder = runs_dir(root)
     for attempt in range(1, 1000):
         run_id = f"{_PREFIX}{stamp}" + ("" if attempt == 1 else f"_{attempt}")
-        record = {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, **document}
-        text = dump_json(record, compact=True)
-        if atomic_create_text(folder / f"{run_id}.json", text, RunStoreError):
+        record = {"schema_version": SCHEMA_VERSION, "run_id": run_id, **document}
+        if atomic_create_text(folder / f"{run_id}.json", RUN_RECORD.dump(record), RunStoreError):
             return run_id
     raise RunStoreError("could not find a free run file name", source=str(folder))
 

@@ -14,21 +14,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.asserts import CheckResult
+from assay.results._records import SCHEMA_VERSION, RecordType
 from assay.vocabulary import STATUSES, Status
 
 if TYPE_CHECKING:
     from assay.goldens import Golden
 
 DEFAULT_CANDIDATE: Final[str] = "default"
-# Version of the documents built from results: ``--json`` output and saved run records.
-DOCUMENT_SCHEMA_VERSION: Final = 2
 
 __all__ = [
     "DEFAULT_CANDIDATE",
-    "DOCUMENT_SCHEMA_VERSION",
+    "SCHEMA_VERSION",
     "STATUSES",
     "CallFailed",
     "CandidateSummary",
+    "RecordType",
     "ReportContent",
     "Result",
     "Status",
@@ -263,7 +263,7 @@ def results_document(
     ``summary`` with the totals and the ranked candidates. Each job adds its own sections."""
     shared: dict[int, dict[str, Any]] = {}  # the results (and their checks) outlive it
     return {
-        "schema_version": DOCUMENT_SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "kind": kind,
         "results": [r._to_dict(redact, shared) for r in results],
         "summary": {
