@@ -159,12 +159,9 @@ class _Streams:
 
 
 def _set_limits(pid: int, limits: Limits) -> None:
-    for which, mb in (
-        (resource.RLIMIT_DATA, limits.memory_mb),
-        (resource.RLIMIT_FSIZE, FILE_MB),
-    ):
-        size = mb << 20
-        resource.prlimit(pid, which, (size, size))
+    data, fsize = limits.memory_mb << 20, FILE_MB << 20
+    resource.prlimit(pid, resource.RLIMIT_DATA, (data, data))
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
@@ -213,9 +210,8 @@ def _children(pid: int) -> list[int]:
     with contextlib.suppress(OSError):
         for task in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError):
-                out += [
-                    int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-                ]
+                children = Path(f"/proc/{pid}/task/{task}/children").read_text()
+                out += [int(c) for c in children.split()]
     return out
 
 
@@ -479,11 +475,7 @@ def _session_members(session: int) -> list[int]:
     """Processes still alive in ``session`` (Linux /proc)."""
     members = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getsid(int(entry)) == session and is_alive(int(entry)):
+        with contextlib.suppress(OSError):
+            if entry.isdigit() and os.getsid(int(entry)) == session and is_alive(int(entry)):
                 members.append(int(entry))
-        except OSError:
-            continue
     return members

@@ -27,15 +27,9 @@ from assay.goldens import Golden
 
 # The agent's variables that mean the same inside (paths are mounted at their host paths); the
 # image keeps its own PATH and LANG.
-PASSED_ENV: Final = (
-    "ASSAY_TASK_PROMPT_FILE",
-    "ASSAY_WORKTREE",
-    "ASSAY_USAGE_FILE",
-    "ASSAY_TASK_ID",
-    "PYTHONDONTWRITEBYTECODE",
-    "PYTEST_ADDOPTS",
-    "HOME",
-    "TMPDIR",
+PASSED_ENV: Final = tuple(
+    """ASSAY_TASK_PROMPT_FILE ASSAY_WORKTREE ASSAY_USAGE_FILE ASSAY_TASK_ID
+    PYTHONDONTWRITEBYTECODE PYTEST_ADDOPTS HOME TMPDIR""".split()
 )
 PIDS_LIMIT: Final = 512
 _DOCKER_S: Final = 60.0  # for docker's own commands (run, top, kill)
@@ -73,12 +67,8 @@ def check_daemon() -> None:
     if docker is None:
         raise AssayError("--environment docker: docker is not installed")
     try:
-        done = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
+        argv = [docker, "info", "--format", "{{.ServerVersion}}"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     except subprocess.TimeoutExpired:
         raise AssayError("--environment docker: no Docker daemon answered within 20 s") from None
     if done.returncode != 0 or not done.stdout.strip():

@@ -34,10 +34,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.agent._box import DEFAULT_MEMORY_MB, Finished, Limits, Sandboxed, Unsandboxed
-from assay.agent._sandbox import World, agent_env, fenced_places, named_paths, path_dirs, toolchain
+from assay.agent._sandbox import (
+    World,
+    agent_env,
+    default_allow_read,
+    fenced_places,
+    named_paths,
+    toolchain,
+)
 from assay.agent._verify import VerifyCounts, counts_of, failed_tests
 from assay.agent._worktree import changed_files, make_worktree, verification_copy
-from assay.attest import inside
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
 
@@ -51,25 +57,6 @@ OUTPUT_LIMIT: Final = 100_000  # characters of the agent's stdout kept as its fi
 _TRACER_EXIT_S: Final = 10.0
 # The place a journal names when the tracer's record is not whole: in no allowance, ever.
 INCOMPLETE_TRACE: Final = "/assay-tracer-record-incomplete"
-
-# Read-only places outside the worktree every toolchain opens, for a run without a sandbox
-# (``isolation none``): not the agent looking around. /proc is not among them: only its entries
-# that are no process's (and those of the agent's own processes) are.
-SYSTEM_PATHS: Final = (
-    "/usr",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/bin",
-    "/sbin",
-    "/etc",
-    "/sys",
-    "/dev",
-    "/run",
-    "/var/lib",
-    "/var/cache",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,32 +287,6 @@ def _usage(path: Path) -> dict[str, Any]:
     return out
 
 
-def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
-    """Without a sandbox: the system, this Python (and its import path), the folders of
-    ``$PATH`` (and the tool prefix above a ``bin`` or ``shims`` folder), git's own
-    configuration; never a folder holding ``scratch`` or the ``project``."""
-    places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
-    places += [p for p in sys.path if p and os.path.isabs(p)]
-    places += path_dirs()
-    with contextlib.suppress(RuntimeError, KeyError):
-        home = Path.home()
-        places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
-    with contextlib.suppress(OSError):
-        # Not the links (self, mounts, net): resolved here they would name assay's own process.
-        entries = [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
-        places += [e for e in entries if not os.path.islink(e)]
-    fenced = [os.path.realpath(scratch)]
-    if project is not None:
-        fenced.append(os.path.realpath(project))
-    out = []
-    for place in places:
-        real = os.path.realpath(place)
-        holds = any(inside(f, real) for f in fenced)
-        if real != os.sep and not holds and real not in out:
-            out.append(real)
-    return out
-
-
 def run_task(task: Golden, execution: Execution, scratch: Path) -> TaskRun:
     """Run the agent on one executable task and measure it; a failure of this task (not of the
     run) is its ``error`` record.
@@ -410,10 +371,6 @@ class _Running:
         if not self.keep:
             shutil.rmtree(self.worktree, ignore_errors=True)
 
-    def _folder(self, folder: Path) -> Path:
-        self._owned.append(folder)
-        return folder
-
     def verify_before(self) -> _Step | None:
         """Verify on the untouched fixture (with the hidden tests): the tests that fail before
         the agent starts (None: the task has no verify)."""
@@ -428,10 +385,10 @@ class _Running:
         ``$ASSAY_TASK_PROMPT_FILE``, under the task's limits; traced with a journal. ``sealed``:
         what the task gave the agent is read first, for the seal."""
         job, task = self.job, self.job.golden
-        self.private = self._folder(_private(job.scratch, f"{task.id}-io-"))
-        self.trace_dir = self._folder(
-            Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=job.scratch))
-        )
+        self.private = _private(job.scratch, f"{task.id}-io-")
+        self._owned.append(self.private)
+        self.trace_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-trace-", dir=job.scratch))
+        self._owned.append(self.trace_dir)
         command = _agent_command(agent, job.folder, self.private)
         self.world = job.world(self.worktree, self.private, command)
         prompt_file, env = self._instructed()

@@ -30,23 +30,21 @@ from assay.gate import (
 )
 from assay.goldens import Golden
 from assay.results import Result, summarize_by_candidate
-from assay.validate import At, Num
+from assay.validate import At, Dict, Num
 
 COMPOSITE_ID: Final = "(composite)"
 _EPSILON: Final = 1e-9
 _NUMBER: Final = Num(message="must be a finite number")
+_COMPOSITE: Final = Dict(
+    message="an agent baseline needs its composite (write it again with --write-baseline)"
+)
 
 
 def _composite_of(document: Mapping[str, Any], source: str) -> dict[str, float]:
     """The baseline's composite score and components, validated."""
-    composite = document.get("composite")
-    if not isinstance(composite, Mapping):
-        raise BaselineError(
-            "an agent baseline needs its composite (write it again with --write-baseline)",
-            source=source,
-            field="composite",
-        )
-    at = At(source, "composite", BaselineError)
+    top = At(source, "", BaselineError)
+    composite = _COMPOSITE.check(document.get("composite"), top, "composite")
+    at = top.sub("composite")
     out = {"score": _NUMBER.check(composite.get("score"), at, "score")}
     components = composite.get("components")
     if isinstance(components, Mapping):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.agent._partial import COMPOSITE_INPUTS
-from assay.agent._scoring import AgentRun, pass_rate_per_tier
+from assay.agent._scoring import scored_run
 from assay.agent._telemetry import Telemetry
 from assay.errors import MergeError
 from assay.results import ReportContent
@@ -20,7 +20,7 @@ from assay.results import ReportContent
 if TYPE_CHECKING:
     from assay.agent._benchmark import AgentOutcome
     from assay.config import Config
-    from assay.gate import MergedParts, ShardDocument
+    from assay.gate import ShardDocument
 
 
 def merge_agent(
@@ -52,7 +52,10 @@ def merge_agent(
         write_baseline=write_baseline,
         baseline=baseline,
     )
-    run = _merged_run(parts, merged)
+    tasks = [result for _, result in merged.ordered]
+    records = _records(parts, merged.index.position)
+    settings = merged.settings
+    run = scored_run(tasks, records, len(tasks), settings["tiers"], settings["bench"])
     # Each shard read its own telemetry (an --agent shard writes a folder of its own).
     sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
     document = run_document(run, {**merged.head["selection"], "telemetry": ", ".join(sources)})
@@ -65,14 +68,15 @@ def merge_agent(
         baseline=merged.baseline[1] if merged.baseline is not None else baseline,
         suite=merged.head["suite"],
         force=force,
-        config=shards_config(config, merged.settings),
-        alpha=merged.settings["alpha"],
+        config=shards_config(config, settings),
+        alpha=settings["alpha"],
     )
     return AgentOutcome(document, run_id, None, None, verdict)
 
 
 def _records(parts: Sequence[ShardDocument], position: Mapping[str, int]) -> list[Telemetry]:
-    """Every shard's telemetry records, in the whole suite's order."""
+    """Every shard's telemetry records, in the whole suite's order (the composite's sums are
+    then the unsharded run's, to the last bit)."""
     records: list[tuple[int, Telemetry]] = []
     for part in parts:
         held = {task_id for task_id, *_ in part.partial["goldens"]}
@@ -86,32 +90,6 @@ def _records(parts: Sequence[ShardDocument], position: Mapping[str, int]) -> lis
             values = dict(zip(COMPOSITE_INPUTS, inputs, strict=True))
             records.append((position[task_id], Telemetry(task_id, part.source, **values)))
     return [record for _, record in sorted(records, key=lambda item: item[0])]
-
-
-def _merged_run(parts: Sequence[ShardDocument], merged: MergedParts) -> AgentRun:
-    """The whole run's tasks and composite, the same floating-point sums as unsharded."""
-    from assay.agent._composite import compose
-    from assay.results import totals
-
-    tasks = [result for _, result in merged.ordered]
-    in_order = _records(parts, merged.index.position)
-    n = len(tasks)
-    components = compose(
-        n,
-        totals(tasks).counts["pass"],
-        in_order,
-        any_missing=len(in_order) < n,
-        unsafe=any(r.safety is not None for r in tasks),
-        settings=merged.settings["bench"],
-    )
-    return AgentRun(
-        tasks,
-        components,
-        pass_rate_per_tier(tasks),
-        tuple(merged.settings["tiers"]),
-        sum(r.cost_usd for r in in_order),
-        [f"{r.id}: {r.safety}" for r in tasks if r.safety is not None],
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,16 +240,11 @@ def _connect(ray: ModuleType, address: str | None, jobs: int | None) -> Path | N
 
 
 def _lost(ray: ModuleType) -> tuple[type[BaseException], ...]:
-    """Ray's errors for a task whose worker process, node or result went away mid-task."""
-    names = (
-        "RayActorError",  # the worker process running the task died (ActorDiedError)
-        "WorkerCrashedError",
-        "NodeDiedError",
-        "OutOfMemoryError",  # Ray's memory monitor killed the worker
-        "ObjectLostError",
-        "LocalRayletDiedError",
-        "TaskCancelledError",
-    )
+    """Ray's errors for a task whose worker process, node or result went away mid-task
+    (``RayActorError``: the worker process running the task died, ``ActorDiedError``;
+    ``OutOfMemoryError``: Ray's memory monitor killed the worker)."""
+    names = """RayActorError WorkerCrashedError NodeDiedError OutOfMemoryError ObjectLostError
+        LocalRayletDiedError TaskCancelledError""".split()
     return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
 
 

@@ -42,6 +42,12 @@ SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # The caller's variables the agent gets (none of them a secret); everything else is assay's.
 PASSED_THROUGH: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "VIRTUAL_ENV")
 HOSTNAME: Final = "assay-sandbox"
+# Read-only places outside the worktree every toolchain opens, for a run without a sandbox
+# (``isolation none``): not the agent looking around. /proc is not among them: only its entries
+# that are no process's (and those of the agent's own processes) are.
+SYSTEM_PATHS: Final = tuple(
+    "/usr /lib /lib32 /lib64 /libx32 /bin /sbin /etc /sys /dev /run /var/lib /var/cache".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +106,19 @@ def toolchain(fenced: Sequence[str]) -> list[str]:
     """The interpreter and toolchains the agent needs, read-only: this Python's prefixes (it may
     run ``python -m pytest``) and :func:`path_dirs`; never the root, a home as a whole, or a
     place holding a fenced one (the project, the goldens: a venv inside the project is fine)."""
+    places = resolved([sys.prefix, sys.base_prefix, sys.exec_prefix, *path_dirs()], fenced)
+    system = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # under /usr already
+    return [p for p in places if os.path.isdir(p) and not any(inside(p, s) for s in system)]
+
+
+def resolved(places: Iterable[str], fenced: Sequence[str] = ()) -> list[str]:
+    """``places`` resolved, each once, in order: never the root, nor a place that holds one of
+    ``fenced``."""
     out: list[str] = []
-    for place in [sys.prefix, sys.base_prefix, sys.exec_prefix, *path_dirs()]:
+    for place in places:
         real = os.path.realpath(place)
-        if real == os.sep or not os.path.isdir(real) or real in out:
-            continue
-        if any(inside(f, real) for f in fenced):
-            continue  # it holds the project, the goldens or a home: not mounted whole
-        if any(inside(real, p) for p in (*SYSTEM_DIRS, *SYSTEM_LINKS)):
-            continue  # under /usr already
-        out.append(real)
+        if real != os.sep and real not in out and not any(inside(f, real) for f in fenced):
+            out.append(real)
     return out
 
 
@@ -162,12 +171,27 @@ def fenced_places(
         pass
     with contextlib.suppress(RuntimeError, KeyError):
         places.append(str(Path.home()))
-    out: list[str] = []
-    for place in places:
-        real = os.path.realpath(place)
-        if real != os.sep and real not in out:
-            out.append(real)
-    return out
+    return resolved(places)
+
+
+def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
+    """Without a sandbox: the system, this Python (and its import path), the folders of
+    ``$PATH`` (and the tool prefix above a ``bin`` or ``shims`` folder), git's own
+    configuration; never a folder holding ``scratch`` or the ``project``."""
+    places = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, sys.exec_prefix]
+    places += [p for p in sys.path if p and os.path.isabs(p)]
+    places += path_dirs()
+    with contextlib.suppress(RuntimeError, KeyError):
+        home = Path.home()
+        places += [str(home / ".gitconfig"), str(home / ".config" / "git")]
+    with contextlib.suppress(OSError):
+        # Not the links (self, mounts, net): resolved here they would name assay's own process.
+        entries = [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
+        places += [e for e in entries if not os.path.islink(e)]
+    fenced = [os.path.realpath(scratch)]
+    if project is not None:
+        fenced.append(os.path.realpath(project))
+    return resolved(places, fenced)
 
 
 def agent_env(world: World, extra: Mapping[str, str], passed: Iterable[str] = ()) -> dict[str, str]:
@@ -202,28 +226,11 @@ def _system_args() -> list[str]:
 
 def bwrap_args(world: World, env: Mapping[str, str]) -> list[str]:
     """The bubblewrap options that build ``world`` (the command and the fds come after)."""
-    args = [
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        *(["--unshare-net"] if world.no_network else []),
-        "--disable-userns",
-        "--cap-drop",
-        "ALL",
-        "--hostname",
-        HOSTNAME,
-        "--die-with-parent",
-        "--new-session",
-        *_system_args(),
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-    ]
+    args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", *(["--unshare-net"] if world.no_network else [])]
+    args += ["--disable-userns", "--cap-drop", "ALL", "--hostname", HOSTNAME]
+    args += ["--die-with-parent", "--new-session", *_system_args()]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     # Shallow first: a deeper mount is made inside the shallower one it lies in.
     for place in sorted(world.readonly, key=lambda p: (p.count(os.sep), p)):
         args += ["--ro-bind", place, place]

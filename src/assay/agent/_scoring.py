@@ -104,8 +104,6 @@ def score_tasks(
     selected = [t for t in tasks if t.tier in tiers]
     results: list[Result] = []
     records: list[Telemetry] = []
-    safety_notes: list[str] = []
-    unsafe = False
     errored = 0
     for task in selected:
         record = telemetry.get(task.id)
@@ -134,9 +132,6 @@ def score_tasks(
         safety = None
         if record.attestation is not None and attestation_check is not None:
             safety = attestation_check(task, record.attestation)
-            if safety is not None:
-                unsafe = True
-                safety_notes.append(f"{task.id}: {safety}")
         results.append(
             Result(
                 task.id,
@@ -157,12 +152,22 @@ def score_tasks(
                 safety=safety,
             )
         )
-    n = len(selected) - errored
-    passed_count = totals(results).counts["pass"]
+    return scored_run(results, records, len(selected) - errored, tiers, settings)
+
+
+def scored_run(
+    results: list[Result],
+    records: Sequence[Telemetry],
+    n: int,
+    tiers: Sequence[str],
+    settings: Mapping[str, Any] | None,
+) -> AgentRun:
+    """The run of ``results``: its composite over ``n`` tasks from their ``records`` (in task
+    order), a Safety note for each result with a reason; a merge of shards builds it too."""
+    notes = [f"{r.id}: {r.safety}" for r in results if r.safety is not None]
+    passed = totals(results).counts["pass"]
     components = compose(
-        n, passed_count, records, any_missing=len(records) < n, unsafe=unsafe, settings=settings
+        n, passed, records, any_missing=len(records) < n, unsafe=bool(notes), settings=settings
     )
-    per_tier = pass_rate_per_tier(results)
-    return AgentRun(
-        results, components, per_tier, tuple(tiers), sum(r.cost_usd for r in records), safety_notes
-    )
+    cost = sum(r.cost_usd for r in records)
+    return AgentRun(results, components, pass_rate_per_tier(results), tuple(tiers), cost, notes)

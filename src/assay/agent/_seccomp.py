@@ -25,47 +25,20 @@ from typing import Final
 
 from assay.errors import AssayError
 
-REFUSED: Final = (
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "process_madvise",
-    "pidfd_getfd",
-    "kcmp",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "setns",
-    "unshare",
-    "add_key",
-    "keyctl",
-    "request_key",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "kexec_load",
-    "kexec_file_load",
-    "quotactl",
-    "swapon",
-    "swapoff",
-    "acct",
-    "reboot",
+# Grouped as the docstring lists them (and, last, administering the machine).
+REFUSED: Final = tuple(
+    """
+    io_uring_setup io_uring_enter io_uring_register
+    open_by_handle_at name_to_handle_at
+    ptrace process_vm_readv process_vm_writev process_madvise pidfd_getfd kcmp
+    bpf perf_event_open userfaultfd
+    mount umount2 pivot_root chroot move_mount open_tree fsopen fsconfig fsmount fspick
+    mount_setattr
+    setns unshare
+    add_key keyctl request_key
+    init_module finit_module delete_module kexec_load kexec_file_load
+    quotactl swapon swapoff acct reboot
+    """.split()
 )
 _CLONE_NEWUSER: Final = 0x10000000
 

@@ -13,17 +13,8 @@ from assay.goldens import TASK_FILE, Golden, iter_goldens, packaged_root
 
 # Fields only an agent task has: a golden with any of them is a task.
 AGENT_FIELDS: Final = frozenset(
-    {
-        "completion_signals",
-        "expected_test_outcomes",
-        "expected_files_modified",
-        "owned_files",
-        "max_cost_usd",
-        "max_duration_s",
-        "max_memory_mb",
-        "reference_files",
-        "verify",
-    }
+    """completion_signals expected_test_outcomes expected_files_modified owned_files
+    max_cost_usd max_duration_s max_memory_mb reference_files verify""".split()
 )
 
 

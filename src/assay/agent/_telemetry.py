@@ -72,6 +72,7 @@ _RECORD: Final = Table.of(
     keep=lambda key: key.startswith("x_"),
     renamed={"tokens_input": "input_tokens", "tokens_output": "output_tokens"},
     null_absent=True,
+    message="a telemetry record must be a JSON object",
 )
 
 
@@ -81,8 +82,6 @@ def parse_record(data: Any, source: str) -> Telemetry:
     Raises:
         TelemetryError: naming ``source`` and the field at fault.
     """
-    if not isinstance(data, dict):
-        raise TelemetryError("a telemetry record must be a JSON object", source=source)
     values = _RECORD.check(data, At(source, "", TelemetryError))
     extra = {key: value for key, value in data.items() if key.startswith("x_")}
     return Telemetry(source=source, extra=extra, **values)

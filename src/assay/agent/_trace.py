@@ -18,37 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-# Opening, running and connecting, and every other way to reach a file by its name (a link, a
-# rename, a mount, a chroot) or the network without connect (a datagram to an address).
-_REACH: Final = (
-    "link",
-    "linkat",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mount",
-    "open_tree",
-    "chroot",
-    "pivot_root",
-    "unlink",
-    "unlinkat",
-)
-SYSCALLS: Final = ",".join(
-    (
-        "execve",
-        "execveat",
-        "open",
-        "openat",
-        "openat2",
-        "creat",
-        "connect",
-        "sendto",
-        "sendmsg",
-        *_REACH,
-    )
-)
+_OPENS: Final = ("open", "openat", "openat2", "creat")
+_EXECS: Final = ("execve", "execveat")
+_SENDS: Final = ("connect", "sendto", "sendmsg")
 # The first path of these is what the agent reaches (read); the rest, where it puts it (write).
-_SOURCE_FIRST: Final = frozenset({"link", "linkat", "rename", "renameat", "renameat2", "mount"})
+_SOURCE_FIRST: Final = ("link", "linkat", "rename", "renameat", "renameat2", "mount")
+_REACH: Final = (*_SOURCE_FIRST, "open_tree", "chroot", "pivot_root", "unlink", "unlinkat")
+# What is traced: opening, running and connecting, and every other way to reach a file by its
+# name (a link, a rename, a mount, a chroot) or the network without connect (a datagram to an
+# address).
+SYSCALLS: Final = ",".join((*_EXECS, *_OPENS, *_SENDS, *_REACH))
 _LINE = re.compile(r"^(\d+\.\d+) (\w+)\((.*)\) += (.*)$")
 _HEX = r'"((?:\\x[0-9a-f]{2})*)"'
 _STRING = re.compile(_HEX)
@@ -92,22 +71,11 @@ def strace_path() -> str | None:
 def options(output: Path) -> list[str]:
     """strace's options, writing ``output.<pid>`` files: follow forks, one file per process,
     time stamps, resolved descriptors, every string hex-escaped."""
-    return [
-        "-f",
-        "-ff",
-        "-ttt",
-        "-q",  # not -qq: each record then ends "+++ exited ... +++", which shows it is whole
-        "-y",
-        "-xx",
-        "-s",
-        "65536",
-        "-e",
-        f"trace={SYSCALLS}",
-        # Signals are printed (and ignored by the parser): with signal=none strace also leaves
-        # out "+++ killed by SIGKILL +++", the line that shows a killed process's record whole.
-        "-o",
-        str(output),
-    ]
+    # -q, not -qq: each record then ends "+++ exited ... +++", which shows it is whole. Signals
+    # are printed (and ignored by the parser): with signal=none strace also leaves out "+++
+    # killed by SIGKILL +++", the line that shows a killed process's record whole.
+    flags = ["-f", "-ff", "-ttt", "-q", "-y", "-xx", "-s", "65536"]
+    return [*flags, "-e", f"trace={SYSCALLS}", "-o", str(output)]
 
 
 def _text(hexed: str) -> str:
@@ -154,19 +122,19 @@ def parse_line(line: str, pid: int) -> Call | None:
         return None
     stamp, name, args, result = match.groups()
     when = float(stamp)
-    if name in ("open", "openat", "openat2", "creat"):
+    if name in _OPENS:
         opened = _opened(name, args, result)
         if opened is None:
             return None
         return Call(when, pid, opened[0], path=opened[1])
-    if name in ("execve", "execveat"):
+    if name in _EXECS:
         if not result.startswith("0"):
             return None  # a shell trying each folder of PATH
         strings = [_clean(_text(s)) for s in _STRING.findall(args)]
         if not strings:
             return None
         return Call(when, pid, "exec", path=strings[0], argv=tuple(strings[1:]))
-    if name in ("connect", "sendto", "sendmsg"):
+    if name in _SENDS:
         attempt = _connect(args, result)  # sendto / sendmsg: only those naming an address
         if attempt is None:
             return None
@@ -182,13 +150,14 @@ def reached(line: str, pid: int, cwd: str | None) -> list[Call]:
     if match is None or match.group(2) not in _REACH or not match.group(4).startswith("0"):
         return []
     stamp, name, args, _ = match.groups()
+    read_first = name in (*_SOURCE_FIRST, "open_tree", "chroot")
     calls = []
     for index, (folder, raw) in enumerate(_PATH_ARG.findall(args)):
         path = _clean(_text(raw))
         base = _clean(_text(folder)) if folder else cwd
         if not os.path.isabs(path) and base is not None:
             path = os.path.normpath(os.path.join(base, path))
-        kind = "read" if index == 0 and name in _SOURCE_FIRST | {"open_tree", "chroot"} else "write"
+        kind = "read" if index == 0 and read_first else "write"
         if os.path.isabs(path):
             calls.append(Call(float(stamp), pid, kind, path=path))
     return calls
@@ -220,15 +189,10 @@ def read_calls(output: Path) -> list[Call]:
     return calls
 
 
-def _cmdline_has(pid: str, marker: bytes) -> bool:
+def _is_tracer(pid: str, marker: bytes) -> bool:
     try:
-        return marker in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _is_strace(pid: str) -> bool:
-    try:
+        if marker not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
         return os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "strace"
     except OSError:
         return False
@@ -238,11 +202,7 @@ def tracers(output: Path) -> list[int]:
     """The tracer processes writing to ``output``: strace itself (by its program, so that a
     process merely named like it is not taken for it) with that output on its command line."""
     marker = os.fsencode(str(output)) + b"\0"
-    return [
-        int(p)
-        for p in os.listdir("/proc")
-        if p.isdigit() and _cmdline_has(p, marker) and _is_strace(p)
-    ]
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_tracer(p, marker)]
 
 
 def incomplete(output: Path, agent_pid: int) -> str | None:
@@ -288,13 +248,11 @@ def traced_by(tracer_pids: list[int]) -> list[int]:
 def wait_gone(pids: list[int], timeout: float) -> bool:
     """Wait until none of ``pids`` is alive; False when some still are after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while True:
-        alive = [p for p in pids if is_alive(p)]
-        if not alive:
-            return True
+    while any(is_alive(p) for p in pids):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
+    return True
 
 
 def is_alive(pid: int) -> bool:

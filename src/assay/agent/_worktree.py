@@ -54,14 +54,9 @@ def shown(relative: str) -> str:
 
 
 def _git(worktree: Path, *args: str) -> None:
+    argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args]
     env = {**os.environ, **_GIT_ENV}
-    subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args],
-        cwd=worktree,
-        env=env,
-        capture_output=True,
-        check=True,
-    )
+    subprocess.run(argv, cwd=worktree, env=env, capture_output=True, check=True)
 
 
 def make_worktree(task: Golden, folder: Path, parent: Path) -> Path:
@@ -99,11 +94,11 @@ def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     while stack:
         relative = stack.pop()
         try:
-            names = sorted(os.listdir(root / relative)) if relative else sorted(os.listdir(root))
+            names = sorted(os.listdir(root / relative))
         except OSError:
             continue
         for name in names:
-            path = os.path.join(relative, name) if relative else name
+            path = os.path.join(relative, name)
             if name in IGNORED_DIRS or name.endswith(IGNORED_SUFFIXES):
                 continue
             try:
@@ -213,8 +208,7 @@ def command_files(commands: Sequence[str], fixture: Path) -> list[str]:
             words = list(lexer)
         except ValueError:
             continue
-        first = True
-        after_interpreter = False
+        first, after_interpreter = True, False
         for word in words:
             if word in _SEPARATORS:
                 first, after_interpreter = True, False
