@@ -265,7 +265,7 @@ def module_digest(name: str, root: Path) -> str | None:
         return _file_digest(name)
 
 
-class _FromSource(importlib.machinery.SourceFileLoader):
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     """A loader that compiles the module's file every time. A cached ``.pyc`` passes for its
     source while size and whole-second mtime match, so a file edited within a second to the
     same size (``"x"`` to ``"y"``), by anyone, would run its old code; the digest in the cache
@@ -290,7 +290,7 @@ def _exec_from_source(name: str) -> ModuleType:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         loader = spec.loader
         if isinstance(loader, importlib.machinery.SourceFileLoader) and spec.origin:
-            loader = spec.loader = _FromSource(spec.name, spec.origin)
+            loader = spec.loader = SourceOnlyLoader(spec.name, spec.origin)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         loader.exec_module(module)

@@ -651,3 +651,11 @@ def test_equals_null_asserts_a_json_null_output() -> None:
     assert failed.passed is False
     assert (failed.reason or "").startswith("output does not equal the expected value")
     assert failed.evidence == {"reason": "not_json"}
+
+
+@pytest.mark.parametrize("reason, passed", [("stop", True), ("length", False)])
+def test_an_assert_at_a_path_still_knows_why_the_model_stopped(reason: str, passed: bool) -> None:
+    # The view at a path carried latency and cost but not the finish reason, so natural-stop
+    # at a path always failed with "no finish reason is known".
+    result = check({"op": "natural-stop", "path": "/a"}, Finished('{"a": 1}', reason))
+    assert result.passed is passed

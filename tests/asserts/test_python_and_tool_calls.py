@@ -360,3 +360,25 @@ def test_latency_reaches_the_check_through_the_cascade() -> None:
     slow = evaluate(g, "hi", "c", latency_ms=150.0, cost_usd=0.1)
     assert slow.status == "fail"
     assert slow.checks[0].reason == "the call took 150 ms, over the 100 ms budget"
+
+
+def test_a_check_file_edited_to_the_same_size_runs_its_new_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A .pyc the project's own tools wrote (bytecode on, as on a fresh machine) still passes
+    # for a source edited within the same second to the same size: the new code must run.
+    import os
+    import py_compile
+
+    from assay.asserts import _python
+
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    source = tmp_path / "checks.py"
+    source.write_text("def f(output, context):\n    return 1 > 0\n", encoding="utf-8")
+    assert run(tmp_path, "checks.py:f").passed is True
+    py_compile.compile(str(source), doraise=True)
+    stamp = source.stat()
+    source.write_text("def f(output, context):\n    return 1 < 0\n", encoding="utf-8")
+    os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    monkeypatch.setattr(_python, "_RESOLVED", {})  # as a new run starts
+    assert run(tmp_path, "checks.py:f").passed is False

@@ -118,3 +118,11 @@ def test_the_gate_reports_the_refused_uri(
     assert code == 0, err
     assert "FAIL" in out and f"{url}/int.json" in out and "never fetches" in out
     assert requests == []
+
+
+@pytest.mark.parametrize("uri", [[], 5, {"a": 1}, True])
+def test_a_schema_whose_dollar_schema_is_no_string_fails_the_check_not_the_run(uri: Any) -> None:
+    # jsonschema's validator_for raised TypeError / AttributeError on these, out of run_assert.
+    result = check({"op": "json-schema", "value": {"$schema": uri}}, '{"a": 1}')
+    assert result.passed is False
+    assert result.reason == "$schema must be a string, the URI of a metaschema"

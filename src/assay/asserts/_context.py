@@ -169,16 +169,14 @@ def json_value_problem(value: Any, depth: int = 0) -> str | None:
         return "the value is nested too deeply"
     if isinstance(value, list):
         for item in value:
-            problem = json_value_problem(item, depth + 1)
-            if problem is not None:
+            if (problem := json_value_problem(item, depth + 1)) is not None:
                 return problem
         return None
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"the key {key!r} is not a string"
-            problem = json_value_problem(item, depth + 1)
-            if problem is not None:
+            if (problem := json_value_problem(item, depth + 1)) is not None:
                 return problem
         return None
     return f"a {type(value).__name__} is not a JSON value"

@@ -53,8 +53,5 @@ def op_similar(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> 
     evidence: dict[str, Any] = {"score": score, "backend": name}
     if score >= threshold:
         return True, None, evidence
-    return (
-        False,
-        f"similarity {score:.3f} below threshold {threshold:g}",
-        {**evidence, "reason": "below_threshold"},
-    )
+    below = f"similarity {score:.3f} below threshold {threshold:g}"
+    return False, below, {**evidence, "reason": "below_threshold"}

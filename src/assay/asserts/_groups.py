@@ -30,8 +30,7 @@ def aggregate(
     specs: Sequence[AssertSpec], checks: Sequence[CheckResult], threshold: float | None
 ) -> tuple[bool, float]:
     """``(passed, score)`` of ``checks`` (one per spec, in order) under the rule above."""
-    total = 0.0
-    weighted = 0.0
+    total = weighted = 0.0
     passed = True
     for spec, check in zip(specs, checks, strict=True):
         weight = spec.weight

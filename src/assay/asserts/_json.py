@@ -7,7 +7,7 @@ output (and whatever the negation).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -80,12 +80,10 @@ def op_contains_json(view: OutputView, args: Mapping[str, Any], ctx: CheckContex
     has_schema = args.get("schema", args.get("value")) is not None
     validator = _schema_arg(args, ctx) if has_schema else None
     value = view.raw
-    if isinstance(value, dict | list):
-        found: Iterator[Any] = iter([value])
-    elif isinstance(value, str):
-        found = _embedded_json(value)
+    if isinstance(value, str):
+        found: Iterable[Any] = _embedded_json(value)
     else:
-        found = iter(())
+        found = [value] if isinstance(value, dict | list) else []
     first_issues: list[dict[str, Any]] | None = None
     for candidate in found:
         if validator is None:

@@ -33,11 +33,8 @@ def _within(budget: float, measured: float | None, what: str, key: str, over: st
         raise ArgumentProblem(f"no {what} measured (static outputs)", {"reason": f"no_{what}"})
     if measured <= budget:
         return True, None, None
-    return (
-        False,
-        over.format(measured=measured, budget=budget),
-        {"reason": "over_budget", key: measured, "threshold": budget},
-    )
+    reason = over.format(measured=measured, budget=budget)
+    return False, reason, {"reason": "over_budget", key: measured, "threshold": budget}
 
 
 def op_latency(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:

@@ -34,8 +34,7 @@ _IMPORT_LOCK = threading.Lock()
 
 
 def _load(reference: str, root: Path) -> Callable[..., Any] | str:
-    import importlib  # only a run with a python assert imports anything this way
-    import importlib.util
+    import importlib.util  # only a run with a python assert imports anything this way
 
     target, sep, name = reference.rpartition(":")
     if not sep or not target or not name:
@@ -50,8 +49,11 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
         # A name of its own per file, so two checks.py files in different folders never
         # share a module.
         module_name = f"_assay_check_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+        from assay.plugins import SourceOnlyLoader  # a cached .pyc may be of older source
+
         try:
-            spec = importlib.util.spec_from_file_location(module_name, path)
+            loader = SourceOnlyLoader(module_name, str(path))
+            spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
             if spec is None or spec.loader is None:
                 return f"{reference}: {path} cannot be imported"
             module = importlib.util.module_from_spec(spec)

@@ -43,6 +43,7 @@ from assay.asserts._text import (
 from assay.asserts._tools import op_is_valid_tool_call, op_tool_call
 from assay.errors import GoldenError, ValidationError
 from assay.plugins import OPS_GROUP, find_plugin, is_plugin_name, track_cache
+from assay.validate import At
 
 Handler = Callable[[OutputView, Mapping[str, Any], CheckContext], Outcome]
 
@@ -165,20 +166,15 @@ def register_op(name: str, fn: PluginOp) -> None:
         ValidationError: the name is not namespaced, starts with ``not-`` (the negation
             prefix), is already registered, or ``fn`` is not callable.
     """
+    at = At(None, "name", ValidationError)
     if name in _BUILTIN or name in _ALIASES:
-        raise ValidationError(f"{name!r} is a built-in op and cannot be replaced", field="name")
+        at.fail(f"{name!r} is a built-in op and cannot be replaced")
     if not is_plugin_name(name):
-        raise ValidationError(
-            f"op name {name!r} must be namespaced like 'pkg/name' (e.g. 'myorg/ends-with')",
-            field="name",
-        )
+        at.fail(f"op name {name!r} must be namespaced like 'pkg/name' (e.g. 'myorg/ends-with')")
     if name.startswith(NOT_PREFIX):
-        raise ValidationError(
-            f"op name {name!r} cannot start with {NOT_PREFIX!r}: that prefix negates an op",
-            field="name",
-        )
+        at.fail(f"op name {name!r} cannot start with {NOT_PREFIX!r}: that prefix negates an op")
     if name in _REGISTERED:
-        raise ValidationError(f"op {name!r} is already registered", field="name")
+        at.fail(f"op {name!r} is already registered")
     if not callable(fn):
         raise ValidationError(f"the op {name!r} must be callable", field="fn")
     _REGISTERED[name] = _plugin_entry(name, fn)
@@ -232,11 +228,8 @@ def _unknown_args(spec: AssertSpec, accepted: frozenset[str]) -> list[str]:
 
 
 def _view_at_path(path: Any, output: OutputView) -> OutputView:
-    """The value at the assert's ``path`` (None: the whole output) as a JSON value.
-
-    Raises:
-        ArgumentProblem: the path is no pointer, or the output has no value there.
-    """
+    """The value at the assert's ``path`` (None: the whole output) as a JSON value; an
+    ArgumentProblem when the path is no pointer or the output has no value there."""
     if path is None:
         return output
     if not isinstance(path, str):
@@ -263,6 +256,7 @@ def _view_at_path(path: Any, output: OutputView) -> OutputView:
         golden=output.golden,
         latency_ms=output.latency_ms,
         cost_usd=output.cost_usd,
+        finish_reason=output.finish_reason,
     )
 
 
@@ -292,29 +286,21 @@ def run_assert(
     if spec.op == JUDGE_OP:
         # Reached outside a golden's own asserts (the scorer API, a spec built in Python):
         # only the gate grades a judge assert, so here it fails closed, never passes ungraded.
-        return _failed(
-            spec,
-            "a judge assert is graded only among a golden's asserts in a gate run",
-            {"reason": "judge_not_available"},
-        )
+        message = "a judge assert is graded only among a golden's asserts in a gate run"
+        return _failed(spec, message, {"reason": "judge_not_available"})
     entry = _BUILTIN.get(spec.op) or find_op(spec.op)
     if entry is None:
-        hint = (
-            " (no installed plugin or registered op has that name)"
-            if is_plugin_name(spec.op)
-            else ""
-        )
-        return _failed(spec, f"unknown op '{spec.full_op}'{hint}", {"reason": "unknown_op"})
+        message = f"unknown op '{spec.full_op}'"
+        if is_plugin_name(spec.op):
+            message += " (no installed plugin or registered op has that name)"
+        return _failed(spec, message, {"reason": "unknown_op"})
     handler, accepted = entry
     args = spec.args
     # Inline on the hot path: most asserts have only accepted arguments and no path.
     unknown = [] if accepted.issuperset(args) else _unknown_args(spec, accepted)
     if unknown:
-        return _failed(
-            spec,
-            f"unknown argument(s) {unknown} for op '{spec.op}'",
-            {"reason": "unknown_argument", "arguments": unknown},
-        )
+        message = f"unknown argument(s) {unknown} for op '{spec.op}'"
+        return _failed(spec, message, {"reason": "unknown_argument", "arguments": unknown})
     try:
         view = _view_at_path(args["path"], output) if "path" in args else output
         passed, reason, evidence = handler(view, args, ctx)
@@ -322,24 +308,16 @@ def run_assert(
         return _failed(spec, problem.reason, problem.evidence or {"reason": "invalid_argument"})
     if spec.negate:
         if passed:
-            return _failed(
-                spec,
-                f"output satisfies '{spec.op}', which this assert forbids",
-                {"reason": "negated"},
-            )
+            message = f"output satisfies '{spec.op}', which this assert forbids"
+            return _failed(spec, message, {"reason": "negated"})
         return _passed(spec)
     if passed:
         if evidence is not None and spec.op in SCORED_OPS:
             # A scored check's pass carries its score: it is counted, not just 1.
             return CheckResult(_spec_text(spec), spec.full_op, True, None, evidence)
         return shared if shared is not None else _passed(spec)
-    return CheckResult(
-        _spec_text(spec),
-        spec.full_op,
-        False,
-        reason or f"output does not satisfy '{spec.op}'",
-        evidence or {"reason": "check_failed"},
-    )
+    reason = reason or f"output does not satisfy '{spec.op}'"
+    return _failed(spec, reason, evidence or {"reason": "check_failed"})
 
 
 def _group_children(spec: AssertSpec) -> tuple[AssertSpec, ...] | CheckResult:
@@ -365,14 +343,13 @@ def _run_group(spec: AssertSpec, output: OutputView, ctx: CheckContext) -> Check
         return children
     checks = [run_assert(child, output, ctx) for child in children]
     count = sum([c.passed for c in checks])
+    threshold = spec.args.get("threshold")
     if spec.op == "any-of":
         passed = count > 0
         score = max(check_score(c) for c in checks)
     else:
-        threshold = spec.args.get("threshold")
-        passed, score = aggregate(
-            children, checks, float(threshold) if threshold is not None else None
-        )
+        limit = float(threshold) if threshold is not None else None
+        passed, score = aggregate(children, checks, limit)
     evidence: dict[str, Any] = {"score": score, "checks": [c.to_dict() for c in checks]}
     text = f"{spec.op} ({count} of {len(checks)} passed)"
     if passed:
@@ -381,11 +358,8 @@ def _run_group(spec: AssertSpec, output: OutputView, ctx: CheckContext) -> Check
     failed = "; ".join(f"{c.text}: {c.reason}" for c in checks if not c.passed) or "none"
     if spec.op == "any-of":
         reason = f"no assert passed ({failed})"
-    elif spec.args.get("threshold") is not None:
-        reason = (
-            f"score {score:.3g} is below the threshold {spec.args['threshold']:g} "
-            f"(failed: {failed})"
-        )
+    elif threshold is not None:
+        reason = f"score {score:.3g} is below the threshold {threshold:g} (failed: {failed})"
     else:
         reason = f"failed: {failed}"
     evidence["reason"] = "group_failed"

@@ -50,13 +50,7 @@ class CheckResult:
         """The same keys for run records, which hold no ground truth: the op and the verdict;
         the text, reason and evidence (which quote the assert's argument) are dropped."""
         op = self.recorded_op()
-        return {
-            "text": op,
-            "op": op,
-            "passed": self.passed,
-            "reason": None,
-            "evidence": None,
-        }
+        return {"text": op, "op": op, "passed": self.passed, "reason": None, "evidence": None}
 
 
 class ArgumentProblem(Exception):

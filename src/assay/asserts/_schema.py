@@ -31,16 +31,8 @@ _CORE: Final = frozenset({"$ref", "$dynamicRef"})
 # The draft 2020-12 vocabularies; each one's keywords are listed by its metaschema (see _keywords).
 _VOCABULARIES: Final = frozenset(
     f"https://json-schema.org/draft/2020-12/vocab/{name}"
-    for name in (
-        "core",
-        "applicator",
-        "unevaluated",
-        "validation",
-        "format-annotation",
-        "format-assertion",
-        "content",
-        "meta-data",
-    )
+    for name in """core applicator unevaluated validation format-annotation format-assertion
+    content meta-data""".split()
 )
 
 # (canonical schema text, id(registry)) -> (registry, validator); the registry is kept so its
@@ -133,8 +125,10 @@ def _custom_metaschema(uri: str, registry: Any) -> tuple[Any, frozenset[str] | N
         raise ArgumentProblem(f"unknown $schema {uri!r}") from None
     if not isinstance(meta, dict):
         raise ArgumentProblem(f"the metaschema {uri!r} is not an object")
+    if not isinstance(meta.get("$schema"), str):  # validator_for would raise on a non-string
+        raise ArgumentProblem(f"the metaschema {uri!r} is of an unknown draft")
     base = validator_for(meta, default=_UNKNOWN)  # type: ignore[arg-type]
-    if base is _UNKNOWN or "$schema" not in meta:
+    if base is _UNKNOWN:
         raise ArgumentProblem(f"the metaschema {uri!r} is of an unknown draft")
     vocabulary = meta.get("$vocabulary")
     if not isinstance(vocabulary, dict):
@@ -174,12 +168,14 @@ def _build(schema_text: str, registry: Any) -> Any:
     schema = json.loads(schema_text)
     keep = None
     if isinstance(schema, dict):
+        uri = schema.get("$schema")
+        if uri is not None and not isinstance(uri, str):  # validator_for would raise on it
+            raise ArgumentProblem("$schema must be a string, the URI of a metaschema")
         cls = validator_for(schema, default=_UNKNOWN)  # type: ignore[arg-type]
         if cls is _UNKNOWN:
-            uri = schema.get("$schema")
             if uri is None:
                 cls = Draft202012Validator
-            elif registry is not None and isinstance(uri, str):
+            elif registry is not None:
                 cls, keep = _custom_metaschema(uri, registry)
             else:
                 raise ArgumentProblem(f"unknown $schema {uri!r}")
@@ -242,10 +238,8 @@ def validator_issues(validator: Any, instance: Any) -> list[dict[str, Any]]:
     from referencing.exceptions import Unresolvable
 
     try:
-        errors = sorted(
-            validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
-        )
-        return _issues(errors)
+        errors = validator.iter_errors(instance)
+        return _issues(sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]))
     except (Unresolvable, exceptions._WrappedReferencingError) as exc:  # type: ignore[attr-defined]
         refused = _refused_uri(exc)
         if refused is not None:

@@ -82,7 +82,7 @@ class AssertSpec:
         self.children = children
         raw_weight = self.args.get("weight", 1) if self.args else 1
         # parse_assert rejects a bad weight; a spec built in Python with one counts as 1.
-        self.weight = float(raw_weight) if _is_weight(raw_weight) else 1.0
+        self.weight = float(raw_weight) if is_number(raw_weight) and raw_weight >= 0 else 1.0
         self.plain = self.weight == 1.0 and op not in SCORED_OPS
         self.rank = COST_RANKS.get(op, 0)
 
@@ -124,10 +124,6 @@ _WEIGHT: Final = Num(at_least=0, message="weight must be a number >= 0, not {val
 _RUBRIC: Final = Str(pattern=r".*\S.*", message="a judge assert needs a non-empty 'rubric'")
 
 
-def _is_weight(value: Any) -> bool:
-    return is_number(value) and value >= 0
-
-
 def yaml_typed(value: Any) -> str | None:
     """What YAML made of an unquoted scalar that is not text (None for a string or a
     container): ``the number 3.1``, ``true``, ``null``, ``a date (2024-01-01)``."""
@@ -145,16 +141,7 @@ def yaml_typed(value: Any) -> str | None:
 # Ops that test text: YAML's typing of an unquoted argument (3.10 -> 3.1) would test something
 # the author never wrote. equals and the JSON ops take JSON values and keep them.
 TEXT_OPS = frozenset(
-    {
-        "contains",
-        "icontains",
-        "starts-with",
-        "contains-any",
-        "contains-all",
-        "regex",
-        "levenshtein",
-        "similar",
-    }
+    "contains icontains starts-with contains-any contains-all regex levenshtein similar".split()
 )
 _TEXT_ARGS = ("value", "pattern")
 
@@ -170,8 +157,7 @@ def typed_text_argument(spec: AssertSpec) -> tuple[str, str] | None:
         value = spec.args[name]
         items = value if isinstance(value, list) and spec.op in _LIST_OPS else [value]
         for item in items:
-            typed = yaml_typed(item)
-            if typed is not None:
+            if (typed := yaml_typed(item)) is not None:
                 return name, typed
     return None
 
@@ -194,9 +180,7 @@ def find_date(value: Any) -> str | None:
 
 
 def _split_negation(op: str) -> tuple[str, bool]:
-    if op.startswith(NOT_PREFIX):
-        return op[len(NOT_PREFIX) :], True
-    return op, False
+    return op.removeprefix(NOT_PREFIX), op.startswith(NOT_PREFIX)
 
 
 def _short(value: Any) -> str:
@@ -301,8 +285,7 @@ def _parse(raw: Any, at: At, nested: bool) -> AssertSpec:
 def _parse_string(raw: str, at: At) -> AssertSpec:
     """``'op'`` or ``'op:value'`` (``'not-op:value'`` negated); specs of the same text are
     one spec, cached: a large suite writes the same few strings again and again."""
-    cached = _STRING_SPECS.get(raw)
-    if cached is not None:
+    if (cached := _STRING_SPECS.get(raw)) is not None:
         return cached
     op_text, sep, arg = raw.partition(":")
     op_text = op_text.strip()
@@ -328,8 +311,7 @@ def _parse_mapping(raw: Mapping[Any, Any], at: At, nested: bool) -> AssertSpec:
     if not isinstance(op_value, str) or not op_value.strip():
         at.fail("an assert's op must be a non-empty string")
     for key, value in data.items():
-        dated = find_date(value)
-        if dated is not None:
+        if (dated := find_date(value)) is not None:
             at.fail(f"YAML read {dated} as a date, which is not JSON: quote it", key)
     op, negate = _split_negation(op_value.strip())
     if "weight" in data:
@@ -364,8 +346,7 @@ def _op_and_arguments(data: dict[str, Any], at: At) -> tuple[Any, dict[str, Any]
     if len(data) == 1:
         # An unquoted ``- contains: foo`` in YAML: the single key is the op.
         op_value, only = next(iter(data.items()))
-        typed = yaml_typed(only)
-        if typed is not None:
+        if (typed := yaml_typed(only)) is not None:
             # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
             # assert would test something the author never wrote.
             at.fail(

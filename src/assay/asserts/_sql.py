@@ -10,47 +10,14 @@ from typing import Any, Final
 from assay.asserts._context import CheckContext, OutputView
 from assay.asserts._result import ArgumentProblem, Outcome
 
-_LEADING = frozenset(
-    ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "CREATE", "ALTER", "DROP", "MERGE", "EXPLAIN"]
-)
+_LEADING = frozenset("SELECT INSERT UPDATE DELETE WITH CREATE ALTER DROP MERGE EXPLAIN".split())
 _CLAUSES = frozenset(
-    [
-        "FROM",
-        "WHERE",
-        "INTO",
-        "VALUES",
-        "SET",
-        "TABLE",
-        "JOIN",
-        "GROUP",
-        "ORDER",
-        "HAVING",
-        "LIMIT",
-        "UNION",
-        "AS",
-        "ON",
-        "VIEW",
-        "INDEX",
-        "USING",
-        "RETURNING",
-        "SELECT",
-        "BY",
-    ]
+    """FROM WHERE INTO VALUES SET TABLE JOIN GROUP ORDER HAVING LIMIT UNION AS ON VIEW INDEX USING
+    RETURNING SELECT BY""".split()
 )
 # Statements sqlglot may keep as an opaque Command: accepted by their leading keyword only.
 _COMMANDS = frozenset(
-    [
-        "SHOW",
-        "EXPLAIN",
-        "GRANT",
-        "REVOKE",
-        "TRUNCATE",
-        "ANALYZE",
-        "VACUUM",
-        "CALL",
-        "COMMENT",
-        "REFRESH",
-    ]
+    "SHOW EXPLAIN GRANT REVOKE TRUNCATE ANALYZE VACUUM CALL COMMENT REFRESH".split()
 )
 # Any whitespace (newlines included) and parentheses separate words.
 _WORD_SPLIT = re.compile(r"[\s()]+")
@@ -78,21 +45,8 @@ DEFAULT_DIALECT: Final = "sqlite"
 def _statement_types() -> tuple[type, ...]:
     from sqlglot import exp
 
-    kinds: list[type] = [
-        exp.Query,
-        exp.DML,
-        exp.DDL,
-        exp.Create,
-        exp.Drop,
-        exp.Alter,
-        exp.Merge,
-        exp.Insert,
-        exp.Update,
-        exp.Delete,
-        exp.Describe,
-        exp.Use,
-        exp.Set,
-    ]
+    names = "Query DML DDL Create Drop Alter Merge Insert Update Delete Describe Use Set"
+    kinds: list[type] = [getattr(exp, name) for name in names.split()]
     # Statements newer sqlglot versions parse into nodes of their own instead of a Command
     # (TRUNCATE, GRANT, ...); getattr: an older sqlglot may lack some of them.
     for name in ("TruncateTable", "Grant", "Revoke", "Analyze", "Comment", "Pragma"):

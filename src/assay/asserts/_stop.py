@@ -20,9 +20,6 @@ def op_natural_stop(view: OutputView, args: Mapping[str, Any], ctx: CheckContext
         # A static output (or a provider that does not say) cannot show it stopped by itself.
         return False, "no finish reason is known for this output", {"reason": "no_finish_reason"}
     if reason in TRUNCATED:
-        return (
-            False,
-            f"the output was cut off at the length limit (finish_reason {reason})",
-            {"reason": "truncated", "finish_reason": reason},
-        )
+        cut = f"the output was cut off at the length limit (finish_reason {reason})"
+        return False, cut, {"reason": "truncated", "finish_reason": reason}
     return True, None, None

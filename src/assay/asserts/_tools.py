@@ -75,11 +75,8 @@ def _parsed_calls(view: OutputView) -> list[Any] | str:
 
 
 def _tool_schemas(tools: Any, ctx: CheckContext) -> dict[str, Any]:
-    """Tool name -> the compiled validator of its ``parameters`` (None: any object).
-
-    Raises:
-        ArgumentProblem: ``tools`` is not a list of OpenAI tool definitions.
-    """
+    """Tool name -> the compiled validator of its ``parameters`` (None: any object); an
+    ArgumentProblem when ``tools`` is not a list of OpenAI tool definitions."""
     if not isinstance(tools, list):
         raise ArgumentProblem("argument 'tools' must be a list of tool definitions")
     found: dict[str, Any] = {}
@@ -123,11 +120,8 @@ def op_is_valid_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckC
             continue
         if name not in schemas:
             known = ", ".join(sorted(schemas)) or "none"
-            return (
-                False,
-                f"'{name}' is not a defined tool (defined: {known})",
-                {"reason": "unknown_tool", "name": name},
-            )
+            reason = f"'{name}' is not a defined tool (defined: {known})"
+            return False, reason, {"reason": "unknown_tool", "name": name}
         found = None if schemas[name] is None else _schema_problem(schemas[name], arguments, name)
         if found is not None:
             return False, found[0], found[1]
@@ -173,11 +167,8 @@ def op_tool_call(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -
     if first_problem is not None:
         return False, first_problem[0], first_problem[1]
     called = ", ".join(f"'{n}'" for n in names) or "no named tool"
-    return (
-        False,
-        f"no call to '{wanted}' (the output calls {called})",
-        {"reason": "wrong_tool", "name": wanted, "called": names},
-    )
+    reason = f"no call to '{wanted}' (the output calls {called})"
+    return False, reason, {"reason": "wrong_tool", "name": wanted, "called": names}
 
 
 def _argument_mismatch(

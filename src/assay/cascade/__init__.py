@@ -10,13 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assay._lazy import lazy_exports
-from assay.cascade._cascade import (
-    NO_OUTPUT,
-    combine_repeats,
-    error_result,
-    evaluate,
-    is_skipped,
-)
+from assay.cascade._cascade import NO_OUTPUT, combine_repeats, error_result, evaluate, is_skipped
 from assay.cascade._schemas import check_context
 
 if TYPE_CHECKING:

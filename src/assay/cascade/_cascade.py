@@ -97,7 +97,6 @@ def _evaluate(
         return _decided(
             golden, candidate, "no-output", 0.0, None, (), ("no output for this golden",)
         )
-    status: Status
     if golden.asserts:
         weighted = golden.threshold_given or not all([spec.plain for spec in golden.asserts])
         # Model-graded ops are never plain, so the all-plain common case skips this test.
@@ -111,19 +110,18 @@ def _evaluate(
         if passed_count == len(checks):  # the common case, built directly (100,000 of them)
             return Result(golden.id, golden.tier, candidate, "pass", True, 1.0, TIER1, checks)
         return _decided(golden, candidate, "fail", passed_count / len(checks), TIER1, checks)
-    notes: list[str] = []
     if not golden.has_expected:
-        notes.append("tier 2 skipped: the golden has no expected value")
+        skipped = "tier 2 skipped: the golden has no expected value"
     elif similarity is None:
-        notes.append("tier 2 skipped: no similarity backend configured")
+        skipped = "tier 2 skipped: no similarity backend configured"
     else:
         score = max(0.0, min(1.0, similarity(as_text(view.raw), as_text(golden.expected))))
-        status = "pass" if score >= golden.threshold else "fail"
-        if status == "fail":
-            notes.append(f"similarity {score:.3f} below threshold {golden.threshold:g}")
-        return _decided(golden, candidate, status, score, tier2(similarity_name), (), tuple(notes))
-    notes.append("tier 3: needs a judge (not called in deterministic mode)")
-    return _decided(golden, candidate, "needs-judge", None, TIER3, (), tuple(notes))
+        if score >= golden.threshold:
+            return _decided(golden, candidate, "pass", score, tier2(similarity_name))
+        below = f"similarity {score:.3f} below threshold {golden.threshold:g}"
+        return _decided(golden, candidate, "fail", score, tier2(similarity_name), (), (below,))
+    notes = (skipped, "tier 3: needs a judge (not called in deterministic mode)")
+    return _decided(golden, candidate, "needs-judge", None, TIER3, (), notes)
 
 
 SKIPPED_REASON: Final = "skipped: the golden's outcome was already decided by cheaper asserts"
@@ -172,9 +170,7 @@ def _outcome_decided(
     score on the checks left cannot reach the threshold, or even zero on them cannot fall
     below it (the same weighted mean as :func:`assay.asserts._groups.aggregate`).
     """
-    done_weight = 0.0
-    done_score = 0.0
-    left_weight = 0.0
+    done_weight = done_score = left_weight = 0.0
     failed = False
     for i, spec in enumerate(specs):
         if i in skipped or spec.weight <= 0:
@@ -194,6 +190,10 @@ def _outcome_decided(
     return (done_score + left_weight) / total < threshold or done_score / total >= threshold
 
 
+def _failed_check(spec: AssertSpec, reason: str, evidence: dict[str, Any]) -> CheckResult:
+    return CheckResult(spec.text, spec.full_op, False, reason, evidence)
+
+
 def _graded(golden: Golden, candidate: str, view: OutputView, ctx: CheckContext) -> Result:
     """Asserts with model-graded ops: cheap ones first, then ``similar``, then ``judge``
     (stable within a rank; the checks keep the written order). A model-graded check whose
@@ -208,14 +208,10 @@ def _graded(golden: Golden, candidate: str, view: OutputView, ctx: CheckContext)
     for i in sorted(range(len(specs)), key=lambda i: specs[i].rank):
         spec = specs[i]
         if spec.rank and _outcome_decided(specs, checks, skipped, pending, threshold):
-            checks[i] = CheckResult(
-                spec.text, spec.full_op, False, SKIPPED_REASON, {"skipped": True}
-            )
+            checks[i] = _failed_check(spec, SKIPPED_REASON, {"skipped": True})
             skipped.add(i)
         elif spec.op == JUDGE_OP:
-            checks[i] = CheckResult(
-                spec.text, spec.full_op, False, PENDING_REASON, {"reason": "needs_judge"}
-            )
+            checks[i] = _failed_check(spec, PENDING_REASON, {"reason": "needs_judge"})
             pending.add(i)
         else:
             checks[i] = run_assert(spec, view, ctx)
@@ -267,12 +263,9 @@ def finish_judged(
         spec = specs[i]
         if isinstance(verdict, str):
             errors.append(f"judge-error: {verdict}")
-            checks[i] = CheckResult(
-                spec.text, spec.full_op, False, f"judge-error: {verdict}", {"reason": "judge_error"}
-            )
+            checks[i] = _failed_check(spec, errors[-1], {"reason": "judge_error"})
             continue
         score, why = verdict
-        # The pass mark: the assert's own threshold, else the golden's, else 0.8.
         own = spec.args.get("threshold")
         mark = float(own) if own is not None else golden_mark
         evidence: dict[str, Any] = {"score": score, "judge": why}
@@ -280,13 +273,8 @@ def finish_judged(
         if score >= mark:
             checks[i] = CheckResult(spec.text, spec.full_op, True, None, evidence)
         else:
-            checks[i] = CheckResult(
-                spec.text,
-                spec.full_op,
-                False,
-                f"judge score {score:.2f} below threshold {mark:g}",
-                {**evidence, "reason": "below_threshold"},
-            )
+            below = f"judge score {score:.2f} below threshold {mark:g}"
+            checks[i] = _failed_check(spec, below, {**evidence, "reason": "below_threshold"})
     if errors:
         return judge_error(result, errors, tuple(checks))
     skipped = frozenset(i for i, c in enumerate(checks) if is_skipped(c))

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 from assay.asserts import as_text
 from assay.cascade._cascade import finish_judged, is_pending_judge, judge_error, judge_note
 from assay.errors import ConfigError
-from assay.validate import is_number
+from assay.validate import At, is_number
 from assay.vocabulary import TIER3
 
 if TYPE_CHECKING:
@@ -75,8 +75,7 @@ def _verdict_from(value: Any) -> Verdict | None:
 def parse_verdict(text: str) -> Verdict | None:
     """Find ``{score, reason}`` in a judge's reply: whole JSON, a fenced block, JSON in prose,
     or a bare number in [0, 1]. None when there is no valid verdict."""
-    candidates = [text, *(_FENCE.findall(text))]
-    for candidate in candidates:
+    for candidate in [text, *_FENCE.findall(text)]:
         try:
             found = _verdict_from(json.loads(candidate.strip()))
         except ValueError:
@@ -89,11 +88,9 @@ def parse_verdict(text: str) -> Verdict | None:
             value, _ = decoder.raw_decode(text, start)
         except ValueError:
             continue
-        found = _verdict_from(value)
-        if found is not None:
+        if (found := _verdict_from(value)) is not None:
             return found
-    bare = _BARE_NUMBER.match(text)
-    if bare is not None:
+    if (bare := _BARE_NUMBER.match(text)) is not None:
         score = float(bare.group(1))
         if 0 <= score <= 1:
             return {"score": score, "reason": ""}
@@ -123,19 +120,14 @@ async def judge_texts(
     where = settings.source or "assay.toml"
     config = settings.provider
     if config is None:
-        raise ConfigError(
-            "the judge needs a provider: add a [judge.provider] block",
-            source=where,
-            field="judge.provider",
-        )
+        message = "the judge needs a provider: add a [judge.provider] block"
+        At(where, "judge.provider").fail(message)
     source = f"{where} [judge.provider]"
     config = structured_config(config, settings)
     if config.type in ("openai", "anthropic") and config.max_tokens is None:
         # As for candidates: a judge that misses its stop token must not run to the timeout.
         config = replace(config, max_tokens=JUDGE_MAX_TOKENS)
-    prompts = [
-        judge_prompt(settings, output, rubric, expected) for output, rubric, expected in items
-    ]
+    prompts = [judge_prompt(settings, *item) for item in items]
     results: list[tuple[Verdict | None, str | None]] = [(None, None)] * len(items)
     pending = list(range(len(items)))
     for attempt in (0, 1):  # one more ask for an unparseable verdict, then judge-error
@@ -158,9 +150,7 @@ async def judge_texts(
         for i, outcome in zip(pending, outcomes, strict=True):
             if outcome.completion is None:
                 results[i] = (None, f"the judge call failed: {outcome.error}")
-                continue
-            verdict = parse_verdict(outcome.completion.text)
-            if verdict is None:
+            elif (verdict := parse_verdict(outcome.completion.text)) is None:
                 results[i] = (None, "the judge's verdict could not be parsed")
                 retry.append(i)
             else:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.config import Config
 from assay.errors import ConfigError
+from assay.validate import At
 
 if TYPE_CHECKING:
     from assay.asserts import CheckContext
@@ -24,11 +25,8 @@ def _contents(path: Path, uri: str, source: str | None) -> Any:
     else:
         value = read_json(path, ConfigError)
     if not isinstance(value, dict | bool):
-        raise ConfigError(
-            f"the schema in {path} must be an object or a boolean",
-            source=source,
-            field=f'schemas."{uri}"',
-        )
+        at = At(source, f'schemas."{uri}"')
+        at.fail(f"the schema in {path} must be an object or a boolean")
     return value
 
 
