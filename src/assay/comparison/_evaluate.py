@@ -37,7 +37,6 @@ _CONCURRENCY: Final = Int(at_least=1, message="max_concurrency must be an intege
 
 
 async def _resolve(value: Any) -> Any:
-    """A callable's result: awaited when awaitable, as is otherwise."""
     return await value if inspect.isawaitable(value) else value
 
 

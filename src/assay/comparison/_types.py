@@ -40,7 +40,6 @@ class EvaluationItem:
 
 
 def field_of(obj: Any, name: str) -> Any:
-    """Read a field from a mapping or an object; UNSET when absent."""
     if isinstance(obj, Mapping):
         return obj.get(name, UNSET)
     return getattr(obj, name, UNSET)

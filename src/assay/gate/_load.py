@@ -358,21 +358,20 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
             inbox.fork(tickets)
         if meanwhile is not None:  # the caller's own work, while the workers start
             meanwhile()
-        here: dict[int, Chunk] = {}
         while ticket := os.read(tickets, _TICKET):
             index = int.from_bytes(ticket, "little")
-            here[index] = job.run(index)
+            inbox.chunks[index] = job.run(index)
             inbox.read(wait=False)
         inbox.read(wait=True)
         inbox.reap()
-        return inbox.together(here)
+        return [inbox.chunks[index] for index in range(len(job.chunks))]  # KeyError: one missing
     finally:
         os.close(tickets)
         inbox.stop()
 
 
 class _Inbox:
-    """The forked workers of a run, and the chunks they sent back."""
+    """The forked workers of a run, and the chunks done (theirs and this process's own)."""
 
     def __init__(self, job: _Job) -> None:
         self.job = job
@@ -418,16 +417,10 @@ class _Inbox:
                     del buffer[: 8 + size]
 
     def reap(self) -> None:
-        """Wait for every worker to exit. Raises RuntimeError when one failed."""
         while self.pids:
             _, status = os.waitpid(self.pids.pop(), 0)
             if status != 0:
                 raise RuntimeError(f"a worker failed (wait status {status})")
-
-    def together(self, here: dict[int, Chunk]) -> list[Chunk]:
-        """Every chunk, in order. Raises KeyError when one is missing."""
-        done = {**self.chunks, **here}
-        return [done[index] for index in range(len(self.job.chunks))]
 
     def stop(self) -> None:
         """Kill and reap what is left (after a failure, or Ctrl-C), close the pipes."""
@@ -579,18 +572,3 @@ def _scoring(
     except (OSError, AssayError):
         return None, None
     return _Scorer(raw, scoring.similarity, ctx, frozenset(tiers)), Prescored(scoring, raw)
-
-
-__all__ = [
-    "DEFAULT_MIN_MS",
-    "DETERMINISTIC_BACKENDS",
-    "MIN_MS_ENV",
-    "WORKERS_ENV",
-    "LoadedSuite",
-    "Prescored",
-    "StaticScoring",
-    "fork_is_safe",
-    "load",
-    "usable_cores",
-    "workers_wanted",
-]

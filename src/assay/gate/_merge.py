@@ -87,8 +87,7 @@ def merged_parts(
     settings: dict[str, Any] = head["settings"]
     index = suite_index(parts)
     ordered = ordered_results(parts, index.position, candidates)
-    check = mode == "check"
-    found = checked_baseline(parts[0], settings, config, baseline) if check else None
+    found = checked_baseline(parts[0], settings, config, baseline) if mode == "check" else None
     return MergedParts(mode, head, settings, index, ordered, found)
 
 
@@ -217,14 +216,8 @@ def _evidence(
         tally.samples.extend((c, g, i, tuple(n)) for c, g, i, n in samples)
     tally.samples.sort(key=lambda s: (rank[s[0]], position[s[1]], s[2]))
     ordered = sorted(trials, key=lambda k: (rank[k[0]], position[k[1]]))
-    return Evidence(
-        results,
-        summaries,
-        {key: trials[key] for key in ordered},
-        tally,
-        int(merged.head["looks"]),
-        first_look,
-    )
+    in_order = {key: trials[key] for key in ordered}
+    return Evidence(results, summaries, in_order, tally, int(merged.head["looks"]), first_look)
 
 
 def _held(

@@ -66,15 +66,11 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
         "mean_score": given["mean_score"],
         "candidates": [s.to_dict() for s in run.summaries],
     }
-    for key in _SUMMARY_KEYS:
-        if key in document["summary"]:
-            summary[key] = document["summary"][key]
-    if "undecided" in document["summary"]:
+    summary.update({key: given[key] for key in _SUMMARY_KEYS if key in given})
+    if "undecided" in given:
         # Why the gate could not decide, without the first errors it quotes: a provider's or
         # judge's error message may hold the prompt, the output or the rubric.
-        summary["undecided"] = [
-            reason.split(QUOTED_ERRORS, 1)[0] for reason in document["summary"]["undecided"]
-        ]
+        summary["undecided"] = [r.split(QUOTED_ERRORS, 1)[0] for r in given["undecided"]]
     record: dict[str, Any] = {"kind": "gate", "rows": rows, "summary": summary}
     if "regressions" in document:
         record["regressions"] = [

@@ -137,7 +137,8 @@ class Rules:
 # The two internal records below are plain classes: a dataclass costs about 1 ms to create at
 # import, and every gate run imports this module.
 class _Test:
-    """One golden's one-sided test (``ci`` None when the samples are too few)."""
+    """One golden's one-sided test that it got worse: of its mean score when decided by
+    scores on both sides, else of its pass rate (``ci`` None when the samples are too few)."""
 
     __slots__ = (
         "adjusted",
@@ -153,47 +154,29 @@ class _Test:
     )
 
     def __init__(
-        self,
-        candidate: str,
-        golden_id: str,
-        name: str,
-        p: float,
-        before: Trials,
-        after: Trials,
-        effect: float,
-        ci: tuple[float, float] | None,
-        by_score: bool,
-    ):
-        self.candidate, self.id, self.name, self.p = candidate, golden_id, name, p
-        self.before, self.after, self.effect, self.ci = before, after, effect, ci
-        self.by_score = by_score
+        self, candidate: str, golden_id: str, before: Trials, after: Trials, by_score: bool
+    ) -> None:
+        from assay.gate import _stats as stats
+
+        self.candidate, self.id, self.before, self.after = candidate, golden_id, before, after
+        self.by_score = by_score and bool(before.scores and after.scores)
         self.adjusted = 1.0
+        if self.by_score:
+            self.name = "exact permutation test on the mean score (one-sided)"
+            self.p = stats.score_drop_p(before.scores, after.scores)
+            self.effect = (after.mean_score or 0.0) - (before.mean_score or 0.0)
+            low, high = stats.mean_difference_ci(before.scores, after.scores)
+            self.ci = (low, high) if math.isfinite(low) and math.isfinite(high) else None
+        else:
+            self.name = "Fisher's exact test (one-sided)"
+            counts = (before.passes, before.decided, after.passes, after.decided)
+            self.p = stats.pass_drop_p(*counts)
+            self.effect = after.rate - before.rate
+            self.ci = stats.proportion_difference_ci(*counts)
 
 
 def _score_decided(decided_by: Any) -> bool:
     return isinstance(decided_by, str) and decided_by.startswith(("tier2-", "tier3-"))
-
-
-def _golden_test(
-    candidate: str, golden_id: str, before: Trials, after: Trials, by_score: bool
-) -> _Test | None:
-    """The one-sided test that this golden got worse, or None when a side has no trials."""
-    from assay.gate import _stats as stats
-
-    if before.decided == 0 or after.decided == 0:
-        return None
-    if by_score and before.scores and after.scores:
-        name = "exact permutation test on the mean score (one-sided)"
-        p = stats.score_drop_p(before.scores, after.scores)
-        effect = (after.mean_score or 0.0) - (before.mean_score or 0.0)
-        low, high = stats.mean_difference_ci(before.scores, after.scores)
-        ci = (low, high) if math.isfinite(low) and math.isfinite(high) else None
-        return _Test(candidate, golden_id, name, p, before, after, effect, ci, True)
-    name = "Fisher's exact test (one-sided)"
-    p = stats.pass_drop_p(before.passes, before.decided, after.passes, after.decided)
-    effect = after.rate - before.rate
-    ci = stats.proportion_difference_ci(before.passes, before.decided, after.passes, after.decided)
-    return _Test(candidate, golden_id, name, p, before, after, effect, ci, False)
 
 
 def _describe(test: _Test, alpha: float) -> str:
@@ -204,9 +187,7 @@ def _describe(test: _Test, alpha: float) -> str:
             f"passes {test.before.passes}/{test.before.decided} → "
             f"{test.after.passes}/{test.after.decided}"
         )
-    interval = ""
-    if test.ci is not None:
-        interval = f" (95% CI {test.ci[0]:+.2f} to {test.ci[1]:+.2f})"
+    interval = "" if test.ci is None else f" (95% CI {test.ci[0]:+.2f} to {test.ci[1]:+.2f})"
     return (
         f"{change}: {test.name} p = {test.p:.3g}, Holm-adjusted {test.adjusted:.3g} < alpha "
         f"{alpha:.3g}; change {test.effect:+.2f}{interval}"
@@ -315,9 +296,8 @@ def _walk(
                 by_score = _score_decided(result.decided_by) or _score_decided(
                     entry.get("decided_by")
                 )
-                test = _golden_test(candidate, golden_id, before, after, by_score)
-                if test is not None:
-                    out.tests.append(test)
+                if before.decided and after.decided:  # a side with no trials is no evidence
+                    out.tests.append(_Test(candidate, golden_id, before, after, by_score))
                 continue
             if result.status == "pass" and result.score == entry.get("score"):
                 continue  # a pass with the baseline's score: nothing to say (most entries)
@@ -361,8 +341,7 @@ def diff(
     walk = _walk(document, results, trials, scope, rules)
     base: Mapping[str, Mapping[str, Any]] = document["goldens"]
     notes: list[str] = []
-    regressions = walk.regressions
-    regressions.extend(_significant(walk.tests, rules, notes, first_look or {}))
+    walk.regressions.extend(_significant(walk.tests, rules, notes, first_look or {}))
     new = sorted(f"{r.candidate}/{r.id}" for r in results if r.id not in base.get(r.candidate, {}))
     if walk.fixed:
         notes.append(_listed("golden(s) went from fail to pass", walk.fixed))
@@ -373,7 +352,7 @@ def diff(
         notes.append(_listed("golden(s) not in the baseline", new))
     if walk.outside:
         notes.append(f"{walk.outside} baseline golden(s) outside this selection were not compared")
-    return Diff(regressions, notes)
+    return Diff(walk.regressions, notes)
 
 
 def undecided_pairs(
@@ -424,7 +403,6 @@ def _significant(
     repeats the per-golden level is divided among the looks, and the suite test reads only the
     first look (a fixed design).
     """
-
     if not tests:
         return []
     from assay.gate import _stats as stats
@@ -441,14 +419,8 @@ def _significant(
     for test, adjusted in zip(tests, stats.holm([t.p for t in tests]), strict=True):
         test.adjusted = adjusted
         if adjusted <= golden_alpha:
-            out.append(
-                Regression(
-                    test.candidate,
-                    test.id,
-                    _describe(test, golden_alpha),
-                    _evidence(test, golden_alpha),
-                )
-            )
+            why = _describe(test, golden_alpha)
+            out.append(Regression(test.candidate, test.id, why, _evidence(test, golden_alpha)))
         elif test.effect < 0:
             quiet.append(test)
     for candidate, ts in sorted(suites.items()):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError, GoldenError
 from assay.gate._options import GateOptions
-from assay.gate._suite import LoadedSuite
+from assay.gate._suite import LoadedSuite, StaticScoring
 from assay.gate._verdict import (
     ErrorTally,
     Evidence,
@@ -168,7 +168,7 @@ def load_selected(
             root,
             strict=config.strict,
             tiers=options.tiers,
-            scoring=_load.StaticScoring(outputs, backend, config)
+            scoring=StaticScoring(outputs, backend, config)
             if static and outputs is not None
             else None,
             meanwhile=meanwhile,

@@ -50,7 +50,6 @@ class ScoredPairs:
             self.repeats[index[key]].extend(results)
 
     def results(self) -> list[Result]:
-        """One result per pair, its repeats combined."""
         return [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in self.repeats]
 
     def trials(self, results: Sequence[Result], *, live: bool) -> dict[tuple[str, str], Trials]:

@@ -36,14 +36,10 @@ class IdFilter:
         Raises:
             GoldenError: a pattern matches none of ``goldens`` (naming the pattern).
         """
-        kept: list[Golden] = []
-        used: set[str] = set()
-        for golden in goldens:
-            matched = [p for p in self.patterns if golden.id == p or fnmatchcase(golden.id, p)]
-            if matched:
-                kept.append(golden)
-                used.update(matched)
-        unused = [p for p in self.patterns if p not in used]
+        kept = [g for g in goldens if self.holds(g.id)]
+        unused = [
+            p for p in self.patterns if not any(g.id == p or fnmatchcase(g.id, p) for g in kept)
+        ]
         if unused:
             names = ", ".join(repr(p) for p in unused)
             raise GoldenError(

@@ -53,10 +53,7 @@ def _check_finite(values: Sequence[float], what: str) -> None:
 
 
 def pass_drop_p(
-    passes_before: int,
-    trials_before: int,
-    passes_after: int,
-    trials_after: int,
+    passes_before: int, trials_before: int, passes_after: int, trials_after: int
 ) -> float:
     """One-sided p-value that the pass probability dropped (H1: p_after < p_before), by
     Fisher's exact test.
@@ -89,11 +86,7 @@ def pass_drop_p(
 
 
 def score_drop_p(
-    before: Sequence[float],
-    after: Sequence[float],
-    *,
-    seed: int = 0,
-    resamples: int = RESAMPLES,
+    before: Sequence[float], after: Sequence[float], *, seed: int = 0, resamples: int = RESAMPLES
 ) -> float:
     """One-sided p-value that scores dropped (H1: after is lower), by a permutation test.
 
@@ -153,10 +146,7 @@ def _split_tail_exact(pooled: list[float], n_after: int, observed: float) -> flo
 
 
 def paired_drop_p(
-    pairs: Sequence[tuple[float, float]],
-    *,
-    seed: int = 0,
-    resamples: int = RESAMPLES,
+    pairs: Sequence[tuple[float, float]], *, seed: int = 0, resamples: int = RESAMPLES
 ) -> float:
     """One-sided p-value that the suite got worse, from per-golden (before, after) pairs.
 
