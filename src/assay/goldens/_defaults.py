@@ -17,8 +17,13 @@ from typing import Any, Final
 
 from assay._yaml import yaml_load
 from assay.errors import GoldenError
-from assay.goldens._model import THRESHOLD_RULE, Defaults, check_var_mapping, parse_golden_asserts
-from assay.goldens._records import with_line
+from assay.goldens._model import (
+    THRESHOLD_RULE,
+    Defaults,
+    check_var_mapping,
+    parse_golden_asserts,
+    with_line,
+)
 from assay.io import read_text, require_regular_file
 from assay.validate import At, Check, Key, Table
 
@@ -36,11 +41,8 @@ def defaults_path(root: Path | str) -> str | None:
     folder = str(root)
     if not os.path.isdir(folder):
         return None
-    found = [
-        os.path.join(folder, name)
-        for name in DEFAULTS_FILES
-        if os.path.lexists(os.path.join(folder, name))
-    ]
+    paths = [os.path.join(folder, name) for name in DEFAULTS_FILES]
+    found = [path for path in paths if os.path.lexists(path)]
     if len(found) > 1:
         raise GoldenError(
             f"both {DEFAULTS_FILES[0]} and {DEFAULTS_FILES[1]} are here: keep one", source=folder

@@ -78,14 +78,8 @@ def _plain(text: str) -> Any:
     if cached is not UNSUPPORTED:
         return cached
     resolvers = _LOADER.yaml_implicit_resolvers
-    tag = _STR_TAG
-    for candidate, pattern in [
-        *resolvers.get(text[0] if text else "", ()),
-        *resolvers.get(None, ()),
-    ]:
-        if pattern.match(text):
-            tag = candidate
-            break
+    candidates = [*resolvers.get(text[0] if text else "", ()), *resolvers.get(None, ())]
+    tag = next((found for found, pattern in candidates if pattern.match(text)), _STR_TAG)
     if tag == _STR_TAG:
         value: Any = text
     elif tag in _BUILT:

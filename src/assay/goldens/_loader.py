@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
+from assay._yaml import yaml_load
 from assay.errors import GoldenError
 from assay.goldens._defaults import read_defaults
 from assay.goldens._markdown import parse_markdown
-from assay.goldens._model import Defaults, Golden, build_goldens
-from assay.goldens._records import iter_jsonl, iter_yaml_list, with_line
-from assay.io import read_bytes, require_regular_file
+from assay.goldens._model import Defaults, Golden, build_goldens, with_line
+from assay.io import iter_jsonl_objects, read_bytes, read_text, require_regular_file
 from assay.vocabulary import TIERS, Tier
 
 _SKIPPED_NAMES = frozenset({"readme.md", "index.md", "log.md"})
-_MARKDOWN = ".md"
 _JSONL = ".jsonl"
 _YAML = (".yaml", ".yml")
 
@@ -23,7 +23,7 @@ _YAML = (".yaml", ".yml")
 def _is_golden_file(name: str) -> bool:
     if name.startswith(("_", ".")) or name.lower() in _SKIPPED_NAMES:
         return False
-    return name.endswith((_MARKDOWN, _JSONL, *_YAML))
+    return name.endswith((".md", _JSONL, *_YAML))
 
 
 def discover_paths(root: Path) -> list[str]:
@@ -41,17 +41,20 @@ def discover_paths(root: Path) -> list[str]:
         raise GoldenError("goldens folder not found", source=str(root))
     found: list[tuple[str, str]] = []
     _walk(str(root), "", found)
-    found.sort()
     # scandir joins a folder and a name with one separator, and the root is str() of a Path:
     # each string is already what str(Path(string)) would give.
-    return [path for _, path in found]
+    return [path for _, path in sorted(found)]
 
 
-def _is_regular(entry: os.DirEntry[str]) -> bool:
+def _require_regular(entry: os.DirEntry[str]) -> None:
+    """Raise, naming what it is, unless ``entry`` is a regular file: ``is_file()`` costs no
+    system call for one (the directory says so)."""
     try:
-        return entry.is_file()
+        if entry.is_file():
+            return
     except OSError:  # a symlink loop: require_regular_file names it
-        return False
+        pass
+    require_regular_file(entry.path, GoldenError)
 
 
 # A folder holding this file is an executable agent task: the file is its golden, the rest
@@ -66,8 +69,7 @@ def _walk(folder: str, rel: str, found: list[tuple[str, str]]) -> None:
         raise GoldenError(f"cannot read the folder: {exc.strerror}", source=str(folder)) from None
     task = next((e for e in entries if e.name == TASK_FILE), None)
     if task is not None:  # a task folder (PATH may name one): its golden only
-        if not _is_regular(task):
-            require_regular_file(task.path, GoldenError)
+        _require_regular(task)
         found.append((rel + TASK_FILE, task.path))
         return
     for entry in entries:
@@ -76,9 +78,7 @@ def _walk(folder: str, rel: str, found: list[tuple[str, str]]) -> None:
             if not entry.name.startswith((".", "_")):
                 _walk(entry.path, key + "/", found)
         elif _is_golden_file(entry.name):
-            # is_file() costs no system call for a regular file (the directory says so).
-            if not _is_regular(entry):
-                require_regular_file(entry.path, GoldenError)  # raises, naming what it is
+            _require_regular(entry)
             found.append((key, entry.path))
 
 
@@ -128,26 +128,36 @@ def iter_path(
     frontmatter key is an error; ``defaults``: its folder's, see
     :func:`assay.goldens._defaults.read_defaults`)."""
     folder, name = os.path.split(source)
-    tier = _tier_of(folder, name)
-    if name.endswith(_JSONL):
-        yield from iter_jsonl(Path(source), tier, strict=strict, defaults=defaults)
+    build = partial(
+        build_goldens, folder_tier=_tier_of(folder, name), strict=strict, defaults=defaults
+    )
+    if name.endswith(_JSONL):  # streamed, one line at a time (sources are ``file:line``)
+        for where, data in iter_jsonl_objects(Path(source), GoldenError):
+            yield from build(data, source=where, default_id=None)
     elif name.endswith(_YAML):
-        yield from iter_yaml_list(Path(source), tier, strict=strict, defaults=defaults)
+        yield from _iter_yaml_list(Path(source), build)
     else:
         front_text, front, has_origin = parse_markdown(_read(source), source)
         try:
-            goldens = build_goldens(
-                front,
-                source=source,
-                default_id=_stem(name),
-                folder_tier=tier,
-                has_origin=has_origin,
-                strict=strict,
-                defaults=defaults,
-            )
+            goldens = build(front, source=source, default_id=_stem(name), has_origin=has_origin)
         except GoldenError as exc:
             # The frontmatter starts on the file's second line.
             raise with_line(exc, front_text, line_offset=1) from None
+        yield from goldens
+
+
+def _iter_yaml_list(path: Path, build: Callable[..., list[Golden]]) -> Iterator[Golden]:
+    """Goldens from a YAML file holding a list of mappings, each made by ``build``
+    (:func:`build_goldens` with the file's tier and settings)."""
+    text = read_text(path, GoldenError)
+    data = yaml_load(text, str(path))
+    if not isinstance(data, list):
+        raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
+    for index, item in enumerate(data):
+        try:
+            goldens = build(item, source=f"{path}[{index}]", default_id=None)
+        except GoldenError as exc:
+            raise with_line(exc, text, item=index) from None
         yield from goldens
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any, Final
 
+from assay._yaml import field_line
 from assay.asserts import TEXT_OPS, AssertSpec, find_date, parse_asserts, typed_text_argument
 from assay.errors import GoldenError
-from assay.validate import At, Check, Key, List, Num, Spec, Str, near_miss
+from assay.validate import At, Bool, Check, Key, List, Num, Spec, Str, near_miss
 from assay.vocabulary import TIERS, Tier
 
 DEFAULT_THRESHOLD: Final[float] = 0.8
@@ -92,21 +94,11 @@ class Golden:
     def __reduce__(self) -> tuple[type[Golden], tuple[Any, ...]]:
         # Pickled as its fields: the parallel loader sends thousands, and a slotted dataclass's
         # default state takes twice as long to load (bench/big_suite.py).
-        return Golden, (
-            self.id,
-            self.tier,
-            self.source,
-            self.input,
-            self.expected,
-            self.has_expected,
-            self.rubric,
-            self.asserts,
-            self.threshold,
-            self.has_origin,
-            self.fields,
-            self.threshold_given,
-            self.defaults,
-        )
+        return Golden, _GOLDEN_FIELDS(self)
+
+
+# A slotted dataclass's __slots__ are its fields, in order: Golden's positional arguments.
+_GOLDEN_FIELDS: Final = attrgetter(*Golden.__slots__)
 
 
 def _check_signals(signals: Any, at: At, key: Key) -> None:
@@ -252,11 +244,7 @@ def parse_golden_asserts(raw_asserts: Any, *, source: str) -> tuple[AssertSpec, 
 
 
 def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
-    """Fail on a text argument YAML typed (only a mapping assert's arguments can be typed).
-
-    Raises:
-        GoldenError: naming ``asserts[i].<argument>``.
-    """
+    """Fail on a text argument YAML typed (only a mapping assert's arguments can be typed)."""
     for i, spec in enumerate(asserts):
         typed = typed_text_argument(spec) if spec.op in TEXT_OPS else None
         if typed is not None:
@@ -267,6 +255,20 @@ def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
                 source=source,
                 field=f"asserts[{i}].{name}",
             )
+
+
+def with_line(
+    exc: GoldenError, text: str, *, item: int | None = None, line_offset: int = 0
+) -> GoldenError:
+    """``exc`` with the line of its field in ``text`` added to its source (``file:12``), when
+    the field can be found there; only the error path pays for finding it."""
+    line = None
+    if exc.field is not None:
+        line = field_line(text, exc.field, item=item, line_offset=line_offset)
+    if line is None or exc.source is None:
+        return exc
+    source = exc.source if item is None else exc.source.rpartition("[")[0]
+    return GoldenError(exc.message, source=f"{source}:{line}", field=exc.field)
 
 
 def build_goldens(
@@ -305,11 +307,7 @@ def _build(
     strict: bool,
     defaults: Defaults | None,
 ) -> tuple[Golden, list[dict[str, Any]] | None]:
-    """The golden ``data`` describes, and its expanded vars list (None when not a list).
-
-    Raises:
-        GoldenError: naming ``source`` and the field at fault.
-    """
+    """The golden ``data`` describes, and its expanded vars list (None when not a list)."""
     if type(data) is not dict and not isinstance(data, Mapping):
         kind = "empty" if data is None else _kind(data)
         raise GoldenError(f"the frontmatter must be a YAML mapping, not {kind}", source=source)
@@ -398,17 +396,16 @@ def _refuse_unknown(data: Mapping[Any, Any], at: At, strict: bool) -> None:
             )
 
 
+_USE_DEFAULTS: Final = Bool(
+    message="defaults must be true or false (false: this golden skips the folder's _defaults.yaml)"
+)
+
+
 def _applied(data: dict[str, Any], defaults: Defaults | None, at: At) -> Defaults | None:
     """The folder defaults the golden gets: none with ``defaults: false``."""
     if "defaults" not in data:
         return defaults
-    opted = data.pop("defaults")
-    if type(opted) is not bool:
-        at.fail(
-            "defaults must be true or false (false: this golden skips the folder's _defaults.yaml)",
-            "defaults",
-        )
-    return defaults if opted else None
+    return defaults if _USE_DEFAULTS.check(data.pop("defaults"), at, "defaults") else None
 
 
 def _shared_vars(

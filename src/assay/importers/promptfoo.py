@@ -35,7 +35,7 @@ from assay._yaml import yaml_load
 from assay.errors import ConfigError
 from assay.io import read_text
 from assay.models import SAMPLING_SETTINGS
-from assay.validate import did_you_mean, near_miss
+from assay.validate import At, Dict, List, did_you_mean, near_miss
 
 
 class PromptfooConfigError(ConfigError):
@@ -92,43 +92,18 @@ class Conversion:
     candidate_rows: dict[str, int] = field(default_factory=dict)
 
 
-# The asserts whose promptfoo name is assay's name, with the arguments that carry over.
-_SHARED_OPS: Final[Mapping[str, frozenset[str]]] = {
-    "equals": frozenset({"value"}),
-    "contains": frozenset({"value"}),
-    "icontains": frozenset({"value"}),
-    "starts-with": frozenset({"value"}),
-    "contains-any": frozenset({"value"}),
-    "contains-all": frozenset({"value"}),
-    "regex": frozenset({"value"}),
-    "is-json": frozenset({"value"}),
-    "contains-json": frozenset({"value"}),
-    "levenshtein": frozenset({"value", "threshold"}),
-    "is-sql": frozenset(),
-}
+# The asserts whose promptfoo name is assay's name (levenshtein alone takes a threshold too).
+_SHARED_OPS: Final = frozenset(
+    "equals contains icontains starts-with contains-any contains-all regex is-json contains-json"
+    " levenshtein is-sql".split()
+)
 # assay's text ops take text: promptfoo compares String(value) for a number.
 _TEXT_OPS: Final = frozenset({"contains", "icontains", "starts-with", "regex", "levenshtein"})
 _MODEL_GRADED: Final = frozenset(
-    {
-        "llm-rubric",
-        "model-graded-closedqa",
-        "model-graded-factuality",
-        "factuality",
-        "similar",
-        "answer-relevance",
-        "context-recall",
-        "context-relevance",
-        "context-faithfulness",
-        "g-eval",
-        "select-best",
-        "max-score",
-        "classifier",
-        "moderation",
-        "pi",
-        "search-rubric",
-        "conversation-relevance",
-        "trajectory:goal-success",
-    }
+    "llm-rubric model-graded-closedqa model-graded-factuality factuality similar"
+    " answer-relevance context-recall context-relevance context-faithfulness g-eval select-best"
+    " max-score classifier moderation pi search-rubric conversation-relevance"
+    " trajectory:goal-success".split()
 )
 # promptfoo's asserts on the call itself, which assay has under the same names.
 _PERF_OPS: Final = frozenset({"cost", "latency"})
@@ -157,11 +132,15 @@ _CSV_ASSERT: Final = re.compile(
     r"^(not-)?([a-z][a-z0-9-]*)(?:\((\d+(?:\.\d+)?)\))?(?::(.*))?$", re.S
 )
 _CSV_TYPES: Final = frozenset(
-    set(_SHARED_OPS)
+    _SHARED_OPS
     | {"icontains-any", "icontains-all"}
     | _MODEL_GRADED
     | {"javascript", "python", "cost", "latency", "perplexity", "rouge-n", "bleu"}
 )
+# The shapes of the config's own fields (the validation layer's messages: "must be a mapping").
+_MAPPING: Final = Dict()
+_LIST: Final = List()
+_SET_ASSERTS: Final = List(non_empty=True, message="an assert-set needs a non-empty 'assert' list")
 
 
 class _Yaml12Loader(yaml.SafeLoader):
@@ -193,7 +172,6 @@ def _load_yaml(text: str, source: str) -> Any:
 
 
 def _file_ref(value: Any) -> str | None:
-    """The path of a ``file://PATH`` string, else None."""
     if isinstance(value, str) and value.startswith("file://"):
         return value[len("file://") :]
     return None
@@ -215,11 +193,10 @@ class _Test:
 
 
 class _Converter:
-    """One conversion's state: the config's folder, the skipped list, the assert templates."""
-
     def __init__(self, config_path: Path):
         self.base = config_path.parent
         self.source = str(config_path)
+        self.at = At(self.source, error=PromptfooConfigError)
         self.skipped: list[Skipped] = []
         self.templates: Mapping[str, Any] = {}
         self.in_set = 0  # how deep inside assert-sets the assert being converted is
@@ -325,9 +302,7 @@ class _Converter:
             name: Any = entry
             if isinstance(entry, dict):
                 name = entry.get("id")
-                config = entry.get("config", {})
-                if not isinstance(config, dict):
-                    raise self.fail("must be a mapping", f"{where}.config")
+                config = _MAPPING.check(entry.get("config", {}), self.at, f"{where}.config")
                 for key in sorted(set(entry) - {"id", "config", "label"}):
                     self.skip(None, f"{where}.{key}", "provider options are not converted")
             if not isinstance(name, str) or not name:
@@ -414,8 +389,7 @@ class _Converter:
         """The vars with ``file://`` values read as text (relative to the config)."""
         if raw is None:
             return {}
-        if not isinstance(raw, dict):
-            raise self.fail("must be a mapping", f"{where}.vars")
+        _MAPPING.check(raw, self.at, f"{where}.vars")
         return {
             str(name): self._var_value(value, test, f"{where}.vars.{name}")
             for name, value in raw.items()
@@ -437,14 +411,9 @@ class _Converter:
     def asserts(self, raw: Any, at: _Test, where: str) -> list[Any]:
         if raw is None:
             return []
-        if not isinstance(raw, list):
-            raise self.fail("must be a list", f"{where}.assert")
-        out: list[Any] = []
-        for i, entry in enumerate(raw):
-            converted = self._assert(entry, at, f"{where}.assert[{i}]")
-            if converted is not None:
-                out.append(converted)
-        return out
+        _LIST.check(raw, self.at, f"{where}.assert")
+        out = (self._assert(entry, at, f"{where}.assert[{i}]") for i, entry in enumerate(raw))
+        return [converted for converted in out if converted is not None]
 
     def _assert(self, entry: Any, at: _Test, where: str) -> dict[str, Any] | None:
         """The assert as assay's, or None when it does not convert: whatever raises
@@ -531,9 +500,7 @@ class _Converter:
         extra = sorted(set(entry) - {"type", "assert", "threshold", "weight", "metric"})
         if extra:
             raise _Skip(f"unknown keys {', '.join(extra)}: left out")
-        children_raw = entry.get("assert")
-        if not isinstance(children_raw, list) or not children_raw:
-            raise self.fail("an assert-set needs a non-empty 'assert' list", where)
+        children_raw = _SET_ASSERTS.check(entry.get("assert"), self.at, where)
         before = len(self.skipped)
         self.in_set += 1
         try:
@@ -592,7 +559,7 @@ def _op(base: str, value: Any, entry: Mapping[str, Any]) -> dict[str, Any]:
         return {"op": "regex", "value": pattern, "flags": "is"}
     if base not in _SHARED_OPS:
         raise _Skip("assay has no equivalent assert")
-    if "threshold" in entry and "threshold" not in _SHARED_OPS[base]:
+    if "threshold" in entry and base != "levenshtein":
         raise _Skip(f"{base} takes no threshold in assay", f"{entry['type']} (threshold)")
     if base == "is-sql" and value is not None:
         raise _Skip("is-sql options (databaseType, allowed tables) are not converted")
@@ -780,9 +747,7 @@ def convert(config_path: Path | str) -> Conversion:
     config = _read_config(path)
     conv = _Converter(path)
     templates = config.get("assertionTemplates") or {}
-    if not isinstance(templates, dict):
-        raise conv.fail("must be a mapping", "assertionTemplates")
-    conv.templates = templates
+    conv.templates = _MAPPING.check(templates, conv.at, "assertionTemplates")
     description = config.get("description")
     for key in sorted(set(config) - _CONFIG_KEYS, key=str):
         why = did_you_mean("this config key is not converted", key, _CONFIG_KEYS, cutoff=0.8)
