@@ -37,12 +37,8 @@ def _number(value: float) -> str:
 
 
 def _encode(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, int):
         # JCS numbers are IEEE doubles: beyond 2**53 other implementations print the double.
         return str(value) if abs(value) < 2**53 else _number(float(value))

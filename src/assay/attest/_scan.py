@@ -101,15 +101,11 @@ def build_truth(key: bytes, texts: Iterable[str], given: Iterable[str] = ()) -> 
             for i in range(len(words) - size + 1):
                 table.pop(" ".join(words[i : i + size]), None)
     lengths = tuple(sorted({len(p.split(" ")) for p in short}))
-    return Truth(
-        k,
-        shingles,
-        short,
-        lengths,
-        sources,
-        frozenset(p.split(" ", 1)[0] for p in shingles),
-        frozenset(p.split(" ", 1)[0] for p in short),
-    )
+
+    def firsts(table: dict[str, str]) -> frozenset[str]:
+        return frozenset(p.split(" ", 1)[0] for p in table)
+
+    return Truth(k, shingles, short, lengths, sources, firsts(shingles), firsts(short))
 
 
 def match_plain(truth: Truth, text: str) -> set[str]:

@@ -47,10 +47,8 @@ def sign(key: bytes, record: dict[str, Any]) -> str:
 
 
 ISOLATION_KINDS: Final = ("bubblewrap", "docker", "none")
-_KIND, _PATHS = (
-    f"{{value}} is not one of {', '.join(ISOLATION_KINDS)}",
-    "not a list of path strings",
-)
+_KIND = f"{{value}} is not one of {', '.join(ISOLATION_KINDS)}"
+_PATHS = "not a list of path strings"
 _ISOLATION: Final = Table(
     {
         "kind": Str(choices=ISOLATION_KINDS, message=_KIND, required=_KIND.format(value=None)),

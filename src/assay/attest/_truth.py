@@ -28,17 +28,7 @@ from assay.goldens import Golden
 from assay.io import read_text
 
 _NOT_TRUTH_ARGS = frozenset(
-    {
-        "path",
-        "flags",
-        "left_path",
-        "right_path",
-        "case_insensitive",
-        "threshold",
-        "dialect",
-        "description",
-        "name",
-    }
+    "path flags left_path right_path case_insensitive threshold dialect description name".split()
 )
 
 

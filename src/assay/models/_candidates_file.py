@@ -133,8 +133,7 @@ def _response_format(value: Any, at: At, key: Key) -> str:
 
 def _headers(value: Any, at: At, key: Key) -> tuple[tuple[str, str], ...]:
     """``headers`` (name: value) or ``header_env`` (name: environment variable) as sorted pairs."""
-    if not isinstance(value, dict):
-        at.fail("must be a mapping of header names to strings", key)
+    value = v.Dict(message="must be a mapping of header names to strings").check(value, at, key)
     inner, pairs = at.sub(key), []
     for name, item in value.items():
         if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
@@ -274,9 +273,6 @@ def _template(
     Args:
         required: the message for a value that is not a non-empty string.
         origin: the ``file://`` chat file a message's content was read from, named in errors.
-
-    Raises:
-        ConfigError: naming the file and field.
     """
     if not isinstance(value, str) or not value:
         at.fail(required + (f" (in {origin})" if origin else ""), key)
@@ -388,6 +384,7 @@ _FILE: Final = v.Table(
     },
     unknown="unknown setting",
     also={"prompts": "candidates", "providers": "provider"},
+    message="a candidates file must be a mapping",
 )
 
 
@@ -403,8 +400,6 @@ def load_candidates_file(path: Path) -> CandidatesFile:
     source = str(path)
     text = read_text(path, ConfigError, missing="candidates file not found")
     data = yaml_load(text, source, error=ConfigError)
-    if not isinstance(data, dict):
-        raise ConfigError("a candidates file must be a mapping", source=source)
     try:
         return _candidates(data, At(source), path.parent)
     except ConfigError as exc:
@@ -413,7 +408,7 @@ def load_candidates_file(path: Path) -> CandidatesFile:
         raise v.located(exc, field_line(text, exc.field or "")) from None
 
 
-def _candidates(data: dict[str, Any], at: At, base: Path) -> CandidatesFile:
+def _candidates(data: Any, at: At, base: Path) -> CandidatesFile:
     top = _FILE.check(data, at)
     candidates: list[LiveCandidate] = []
     defaulted: list[str] = []  # HTTP providers given DEFAULT_MAX_TOKENS, said in a note

@@ -9,38 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay.errors import OutputsError
 from assay.io import iter_jsonl_objects, read_json
 from assay.results import DEFAULT_CANDIDATE
+from assay.validate import At, Dict, Str
 
 Outputs = dict[str, dict[str, Any]]
-
-
 _MISSING = "outputs file not found (nothing can be scored without candidate outputs)"
+_ID: Final = Str(pattern=".+", message="each row needs a string id")
+_CANDIDATE: Final = Str(pattern=".+", message="candidate must be a non-empty string")
+_OBJECT: Final = Dict(message="an outputs file must be a JSON object (or JSONL rows)")
 
 
 def _from_jsonl(path: Path) -> Outputs:
     out: Outputs = {}
     for where, row in iter_jsonl_objects(path, OutputsError, missing=_MISSING):
-        golden_id = row.get("id")
-        if not isinstance(golden_id, str) or not golden_id:
-            raise OutputsError("each row needs a string id", source=where, field="id")
+        at = At(where, error=OutputsError)
+        golden_id = _ID.check(row.get("id"), at, "id")
         if "output" not in row:
-            raise OutputsError("each row needs an output", source=where, field="output")
-        candidate = row.get("candidate", DEFAULT_CANDIDATE)
-        if not isinstance(candidate, str) or not candidate:
-            raise OutputsError(
-                "candidate must be a non-empty string", source=where, field="candidate"
-            )
+            at.fail("each row needs an output", "output")
+        candidate = _CANDIDATE.check(row.get("candidate", DEFAULT_CANDIDATE), at, "candidate")
         per = out.setdefault(candidate, {})
         if golden_id in per:
-            raise OutputsError(
-                f"duplicate output for golden '{golden_id}' (candidate '{candidate}')",
-                source=where,
-                field="id",
-            )
+            at.fail(f"duplicate output for golden '{golden_id}' (candidate '{candidate}')", "id")
         per[golden_id] = row["output"]
     return out
 
@@ -101,8 +94,4 @@ def read_outputs(path: Path | str) -> RawOutputs:
     if path.suffix == ".jsonl":
         return RawOutputs({}, _from_jsonl(path))
     data = read_json(path, OutputsError, missing=_MISSING)
-    if not isinstance(data, dict):
-        raise OutputsError(
-            "an outputs file must be a JSON object (or JSONL rows)", source=str(path)
-        )
-    return RawOutputs(data)
+    return RawOutputs(_OBJECT.check(data, At(str(path), error=OutputsError)))

@@ -122,10 +122,7 @@ def _env() -> Environment:
             return super().getitem(obj, argument)
 
     env = _Sandbox(
-        autoescape=False,
-        undefined=_Strict,
-        keep_trailing_newline=True,
-        finalize=_finalize,
+        autoescape=False, undefined=_Strict, keep_trailing_newline=True, finalize=_finalize
     )
     # Random text in a prompt would make every call a new cache entry and every run differ.
     env.globals.pop("lipsum", None)
@@ -192,11 +189,8 @@ def compile_template(
 
 
 def template_names(context: Mapping[str, Any], *, where: str, field: str) -> dict[str, Any]:
-    """The names a template sees: ``context`` with its ``vars`` mapping spread to the top level.
-
-    Raises:
-        ConfigError: a var is named like one of the golden's own names (``input``...).
-    """
+    """The names a template sees: ``context`` with its ``vars`` mapping spread to the top level
+    (a var named like one of the golden's own names is a ConfigError)."""
     names = {key: value for key, value in context.items() if key != VARS_KEY}
     found = context.get(VARS_KEY)
     if not isinstance(found, Mapping) or not found:

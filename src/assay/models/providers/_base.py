@@ -99,15 +99,8 @@ class ProviderConfig:
     def cache_identity(self) -> dict[str, Any]:
         """What makes two calls interchangeable (never secrets, never headers, never
         concurrency knobs)."""
-        identity: dict[str, Any] = {
-            "type": self.type,
-            "model": self.model,
-            "base_url": self.base_url,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "command": self.command,
-            "function": self.function,
-        }
+        names = ("type", "model", "base_url", "temperature", "max_tokens", "command", "function")
+        identity: dict[str, Any] = {name: getattr(self, name) for name in names}
         for name in SAMPLING_SETTINGS:
             value = getattr(self, name)
             if value is not None:

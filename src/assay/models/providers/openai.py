@@ -99,16 +99,15 @@ class HTTPProvider:
         width = max(1, config.max_concurrency)
         shards = max(1, -(-width // _POOL_SIZE))
         ssl_context = httpx.create_ssl_context()
+        per_pool = -(-width // shards)
+        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
         self.clients = [
             httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/") + "/",
                 headers=headers,
                 timeout=httpx.Timeout(config.timeout_s),
                 verify=ssl_context,
-                limits=httpx.Limits(
-                    max_connections=-(-width // shards),
-                    max_keepalive_connections=-(-width // shards),
-                ),
+                limits=limits,
             )
             for _ in range(shards)
         ]
@@ -119,7 +118,7 @@ class HTTPProvider:
 
         Raises:
             ProviderError: a timeout, a connection failure, a 429/5xx (retryable, with the
-                server's Retry-After), another 4xx (final), or a body that is not JSON.
+                server's Retry-After) or another 4xx (final). A body that is not JSON is None.
         """
         httpx = self._httpx
         try:

@@ -51,11 +51,7 @@ def describe(exc: BaseException) -> str:
 
 
 def _module_name(spec: str) -> tuple[str, str]:
-    """``module:function`` as (module, function).
-
-    Raises:
-        FunctionError: not of that form.
-    """
+    """``module:function`` as (module, function); anything else is a FunctionError."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise FunctionError(f"function must look like 'module:function', not {spec!r}")
@@ -156,11 +152,8 @@ def _tokens(result: Mapping[Any, Any], name: str) -> int:
 
 
 def completion_of(result: Any) -> Completion:
-    """The completion a function returned.
-
-    Raises:
-        ProviderError: not a string or ``{text, input_tokens?, output_tokens?}``, naming the field.
-    """
+    """The completion a function returned: a string or ``{text, input_tokens?, output_tokens?}``
+    (anything else is a ProviderError naming the field)."""
     if isinstance(result, str):
         return Completion(result)
     if isinstance(result, Mapping) and isinstance(result.get("text"), str):
