@@ -277,14 +277,11 @@ def _find(root: Path) -> tuple[dict[str, Any], str | None, str, str]:
     if not pyproject.is_file():
         return {}, None, "", ""
     data, text = _read_toml(pyproject)
-    tool = data.get("tool", {})
-    if not isinstance(tool, dict):
-        raise ConfigError("[tool] must be a table", source=str(pyproject), field="tool")
-    block = tool.get("assay")
-    if block is None:
+    at = At(str(pyproject))
+    tool = v.Dict(message="[tool] must be a table").check(data.get("tool", {}), at, "tool")
+    if tool.get("assay") is None:
         return {}, None, "", ""
-    if not isinstance(block, dict):
-        raise ConfigError("[tool.assay] must be a table", source=str(pyproject))
+    block = v.Dict(message="[tool.assay] must be a table").check(tool["assay"], at)
     return block, f"{pyproject} [tool.assay]", text, "tool.assay"
 
 

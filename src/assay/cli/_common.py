@@ -18,11 +18,8 @@ def _escaped_surrogates(text: str) -> str:
 
 
 def chosen_format(as_json: bool, fmt: str | None) -> str:
-    """The format asked for (``--json`` is ``--format json``), else text.
-
-    Raises:
-        click.UsageError: ``--json`` with another format.
-    """
+    """The format asked for (``--json`` is ``--format json``, a ``click.UsageError`` with
+    another), else text."""
     if as_json and fmt not in (None, "json"):
         raise click.UsageError(f"--json and --format {fmt} cannot be used together")
     return "json" if as_json else (fmt or "text")

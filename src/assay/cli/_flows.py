@@ -43,12 +43,7 @@ class Report:
 
 
 def report_settings(flags: dict[str, Any]) -> Report:
-    """The report the Report flags ask for; ``--json`` is ``--format json``.
-
-    Raises:
-        click.UsageError: ``--json`` with another format, ``--quiet`` with another format than
-            text, or ``--quiet`` with ``--failures-only``.
-    """
+    """The report the Report flags ask for, checked; ``--json`` is ``--format json``."""
     chosen = chosen_format(flags["as_json"], flags["fmt"])
     quiet = flags["quiet"]
     if quiet and chosen != "text":
@@ -59,26 +54,17 @@ def report_settings(flags: dict[str, Any]) -> Report:
 
 
 def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> tuple[Any, Any]:
-    """The ``--shard`` and ``-k`` / ``--filter`` selections (each None when not given).
+    """The ``--shard`` and ``-k`` / ``--filter`` selections (each None when not given), checked
+    against the mode and each other; an empty pattern is an AssayError."""
+    from assay.gate import id_filter, parse_shard
 
-    Raises:
-        click.UsageError: a bad shard; either with ``--write-baseline`` (a baseline is written
-            from the whole suite); both together (a shard of a filtered suite cannot merge).
-        AssayError: an empty pattern.
-    """
     shard = None
     if shard_spec is not None:
-        from assay.gate import parse_shard
-
         try:
             shard = parse_shard(shard_spec)
         except ValueError as exc:
             raise click.UsageError(f"--shard: {exc}") from None
-    chosen = None
-    if patterns:
-        from assay.gate import id_filter
-
-        chosen = id_filter(patterns)
+    chosen = id_filter(patterns) if patterns else None
     for flag, given in (("--shard", shard), ("--filter", chosen)):
         if given is not None and mode == "write-baseline":
             raise click.UsageError(
@@ -96,12 +82,8 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
 def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
     """The Which goldens, Baseline and Report flags gate, eval and bench share, checked: the
     report, and the fields of ``GateOptions`` and ``AgentOptions`` they set (``max_repeats``
-    only where the command has ``--max-repeats``).
-
-    Raises:
-        click.UsageError: flags that do not go together (see the functions above).
-        AssayError: an empty pattern.
-    """
+    only where the command has ``--max-repeats``). Flags that do not go together are a
+    ``click.UsageError``, an empty pattern an AssayError."""
     write, check = flags["write_baseline"], flags["check"]
     if write and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
@@ -196,12 +178,7 @@ class AgentRun:
     keep_worktrees: bool = False
 
     def check(self, telemetry: Path | None) -> None:
-        """Refuse the flags that do not go together.
-
-        Raises:
-            click.UsageError: a flag that runs the agent with ``--telemetry`` (it ran), or one
-                that applies to another flag's choice.
-        """
+        """Refuse (a ``click.UsageError``) the flags that do not go together."""
         given = [f"--{f.name.replace('_', '-')}" for f in fields(self) if getattr(self, f.name)]
         if telemetry is not None and given:
             raise click.UsageError(

@@ -13,6 +13,9 @@ from assay.views import FORMATS
 from assay.vocabulary import BUILTIN_BACKENDS
 
 F = TypeVar("F", bound=Callable[..., Any])
+FORCE_HELP: Final = (
+    "Let --write-baseline replace a baseline that decided goldens with one that decides none."
+)
 
 
 def _check_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -22,11 +25,8 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
     from assay.views import is_known_format
 
     if not is_known_format(value):
-        raise click.BadParameter(
-            f"{value!r} is not a format (use {builtins_or_plugin_text(FORMATS, 'format')})",
-            ctx=ctx,
-            param=param,
-        )
+        message = f"{value!r} is not a format (use {builtins_or_plugin_text(FORMATS, 'format')})"
+        raise click.BadParameter(message, ctx=ctx, param=param)
     return value
 
 
@@ -36,11 +36,8 @@ def _check_backend(ctx: click.Context, param: click.Parameter, value: str | None
     from assay.asserts import is_known_backend, known_backends_text
 
     if not is_known_backend(value):
-        raise click.BadParameter(
-            f"{value!r} is not a similarity backend (use {known_backends_text()})",
-            ctx=ctx,
-            param=param,
-        )
+        message = f"{value!r} is not a similarity backend (use {known_backends_text()})"
+        raise click.BadParameter(message, ctx=ctx, param=param)
     return value
 
 
@@ -147,12 +144,7 @@ def baseline_options(*, max_repeats: bool = False) -> Callable[[F], F]:
             help="With --check: significance level for random outcomes (default 0.05).",
         ),
         *([more_trials] if max_repeats else []),
-        click.option(
-            "--force",
-            is_flag=True,
-            help="Let --write-baseline replace a baseline that decided goldens with one "
-            "that decides none.",
-        ),
+        click.option("--force", is_flag=True, help=FORCE_HELP),
     )
 
 

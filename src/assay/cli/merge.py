@@ -6,27 +6,22 @@ from pathlib import Path
 
 import click
 
+from assay.cli import _options as opt
 from assay.cli._common import chosen_format, deliver
-from assay.cli._options import format_option
 
 
 @click.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@format_option()
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
-@click.option(
+@opt.format_option()
+@opt.json_option()
+@opt.path_option("--output", help="Write the report to FILE.")
+@opt.path_option(
     "--baseline",
-    type=click.Path(path_type=Path),
     help="Baseline file: the one the shards checked (default: where they read it), or where "
     "--write-baseline writes.",
 )
 @click.option("--write-baseline", is_flag=True, help="Write the baseline from the merged run.")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Let --write-baseline replace a baseline that decided goldens with one that decides none.",
-)
+@click.option("--force", is_flag=True, help=opt.FORCE_HELP)
 def merge_command(
     files: tuple[Path, ...],
     fmt: str | None,

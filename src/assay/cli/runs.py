@@ -28,6 +28,7 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
     """One line per saved run: id, kind, when, results, pass rate, verdict or score."""
     from assay.agent import load_run
     from assay.cli._common import chosen_format, emit
+    from assay.errors import RunStoreError
     from assay.gate import list_runs
     from assay.views import dump_json
 
@@ -36,8 +37,6 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
     ids = list_runs(root)
     if last is not None:
         ids = ids[-last:]
-    from assay.errors import RunStoreError
-
     rows = []
     for run_id in ids:
         try:

@@ -59,6 +59,3 @@ def render_plugin_format(
     if not isinstance(text, str):
         raise PluginError(f"{where} returned a {type(text).__name__}, not a string")
     return text
-
-
-__all__ = ["FormatRenderer", "RenderContext", "render_plugin_format"]

@@ -110,6 +110,3 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
         f"left · assay {esc(__version__)}</p>"
         f"{_chart(rows)}{table}</body></html>\n"
     )
-
-
-__all__ = ["render_history"]

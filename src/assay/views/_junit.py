@@ -101,10 +101,8 @@ def _finish(root: ET.Element) -> str:
     total = dict.fromkeys(("tests", *_COUNTED), 0)
     for suite in root.findall("testsuite"):
         cases = suite.findall("testcase")
-        counts = {"tests": len(cases)}
-        for key, tag in _COUNTED.items():
-            counts[key] = sum(c.find(tag) is not None for c in cases)
-        for key, value in counts.items():
+        held = {key: sum(c.find(tag) is not None for c in cases) for key, tag in _COUNTED.items()}
+        for key, value in {"tests": len(cases), **held}.items():
             suite.set(key, str(value))
             total[key] += value
     for key, value in total.items():

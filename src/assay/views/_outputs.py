@@ -4,11 +4,11 @@ without calling the model again."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from assay.errors import AssayError
+from assay.io import dump_json
 from assay.results import ReportContent
 
 # Results that hold no answer: a failed call's "output" is its error message.
@@ -16,11 +16,8 @@ _NO_ANSWER = frozenset({"error", "no-output"})
 
 
 def render_outputs(document: Mapping[str, Any], content: ReportContent | None) -> str:
-    """One JSONL row per (candidate, golden) that has an answer (the first repeat's).
-
-    Raises:
-        AssayError: the document is not a goldens run (an agent run has no outputs).
-    """
+    """One JSONL row per (candidate, golden) that has an answer (the first repeat's); an
+    AssayError for an agent run, which has no outputs."""
     if document.get("kind") != "gate":
         raise AssayError("--format outputs applies to goldens runs, which have outputs")
     known = content.outputs if content is not None else {}
@@ -36,5 +33,5 @@ def render_outputs(document: Mapping[str, Any], content: ReportContent | None) -
         else:
             continue
         row = {"id": result["id"], "candidate": result["candidate"], "output": output}
-        lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
-    return "".join(line + "\n" for line in lines)
+        lines.append(dump_json(row, compact=True))
+    return "".join(lines)

@@ -62,6 +62,3 @@ def styled(text: str, *, width: int | None = None, colour: bool = True) -> str:
         rich_text.stylize("bold red", match.start(), match.end())
     console.print(rich_text, end="", overflow="fold", crop=False)
     return out.getvalue()
-
-
-__all__ = ["styled", "use_colour"]

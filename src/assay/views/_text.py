@@ -74,13 +74,11 @@ def _matrix(document: Document, width: int) -> list[str]:
 
 
 def _ranking(document: Document) -> list[str]:
-    lines = ["ranking (mean score desc, pass rate desc, candidate id asc):"]
-    for i, s in enumerate(candidates(document), start=1):
-        lines.append(
-            f"  {i}. {s['candidate']}: mean score {score(s['mean_score'])}, pass rate "
-            f"{pct(s['pass_rate'])} ({s['total']} goldens)"
-        )
-    return lines
+    return ["ranking (mean score desc, pass rate desc, candidate id asc):"] + [
+        f"  {i}. {s['candidate']}: mean score {score(s['mean_score'])}, pass rate "
+        f"{pct(s['pass_rate'])} ({s['total']} goldens)"
+        for i, s in enumerate(candidates(document), start=1)
+    ]
 
 
 def composite_lines(summary: Mapping[str, Any]) -> list[str]:
