@@ -242,6 +242,20 @@ def test_an_agent_run_merged_from_three_shards_is_the_whole_run(tmp_path: Path) 
     assert merged["run_id"] != whole["run_id"]  # the merged run is saved as a run of its own
 
 
+def test_an_agent_run_with_an_errored_task_merges_to_the_whole_runs_score(tmp_path: Path) -> None:
+    # An errored task (infrastructure) is out of the composite: the unsharded run counted it
+    # out, the merge counted it in, so a merged run scored lower than the same run whole.
+    _agent_project(tmp_path, failing={"t03"})
+    errored = json.loads((tmp_path / "tel" / "t05.json").read_text(encoding="utf-8"))
+    write_json(tmp_path / "tel" / "t05.json", {**errored, "error": "the sandbox did not start"})
+    agent = ("bench", "goldens", "--telemetry", "tel", "--no-save")
+    whole_code, whole = _json(tmp_path, *agent)
+    assert [r["status"] for r in whole["results"]].count("error") == 1
+    code, merged = _merge(tmp_path, _shards(tmp_path, *agent))
+    assert code == whole_code
+    assert merged["summary"]["composite"] == whole["summary"]["composite"]
+
+
 # --------------------------------------------------------------------------- refusals
 
 

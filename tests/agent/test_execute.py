@@ -137,6 +137,21 @@ def test_a_reported_cost_over_the_limit_fails(tmp_path: Path) -> None:
     assert (record["cost_usd"], record["input_tokens"], record["turns_used"]) == (5.0, 10, 3)
 
 
+@pytest.mark.parametrize("cost", ["Infinity", "1e400", "NaN"])
+def test_a_reported_cost_that_is_no_finite_number_is_not_a_cost(tmp_path: Path, cost: str) -> None:
+    # It was kept as inf, which the saved telemetry refuses when read back: the run stopped
+    # with a TelemetryError instead of scoring the task.
+    make_task(tmp_path)
+    usage = f'{{"cost_usd": {cost}, "tokens_input": 10}}'
+    agent = (
+        f"sed -i 's/return a - b/return a + b/' calc.py && echo '{usage}' > \"$ASSAY_USAGE_FILE\""
+    )
+    document, _ = agent_run(tmp_path, agent)
+    assert only(document)["status"] == "pass"
+    record = telemetry(tmp_path, "fix-add")
+    assert "cost_usd" not in record and record["input_tokens"] == 10
+
+
 def test_the_instruction_reaches_the_agent_and_its_output_is_scored(tmp_path: Path) -> None:
     make_task(tmp_path)
     agent = (

@@ -6,6 +6,7 @@ record, the run going on)."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,23 @@ def test_an_agent_killed_at_its_limit_is_past_it_however_the_clock_rounds(tmp_pa
     done = Finished(None, True, 0, "", "", 0, 2.0000004, 0)
     record = _record(job, folder / "repo", done, tmp_path)
     assert record["duration_s"] > task.fields["max_duration_s"]
+
+
+@pytest.mark.parametrize(
+    "stderr, said",
+    [
+        ("bwrap: one\nbwrap: Can't mount proc: denied\n", "bwrap: Can't mount proc: denied"),
+        ("", "no reason given"),
+    ],
+)
+def test_why_a_sandbox_did_not_start_is_one_line(stderr: str, said: str) -> None:
+    # The holder's message held the whole list of stderr lines, as a Python list.
+    import subprocess
+
+    from assay.agent._box import _Streams
+
+    script = f"printf %s {shlex.quote(stderr)} >&2"
+    process = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    streams = _Streams(process)
+    process.wait()
+    assert streams.said() == said

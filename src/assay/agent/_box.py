@@ -153,9 +153,10 @@ class _Streams:
         dropped = self.out.dropped + self.err.dropped
         return Finished(code, timed_out, orphans, stdout, stderr, dropped, duration, root_pid)
 
-    def said(self) -> list[str]:
-        """What the command wrote to stderr, by line (a reason it did not start)."""
-        return self.err.text().strip().splitlines() or ["no reason given"]
+    def said(self) -> str:
+        """The last line the command wrote to stderr (the reason it did not start)."""
+        lines = self.err.text().strip().splitlines()
+        return lines[-1] if lines else "no reason given"
 
 
 def _set_limits(pid: int, limits: Limits) -> None:
@@ -380,7 +381,7 @@ class Sandboxed(_Held):
                     continue
         if not isinstance(parsed, dict) or not isinstance(parsed.get("child-pid"), int):
             self._process.wait()
-            raise AssayError(f"the sandbox did not start: {self._streams.said()[-1]}")
+            raise AssayError(f"the sandbox did not start: {self._streams.said()}")
         return parsed
 
     def _orphans(self) -> set[int]:

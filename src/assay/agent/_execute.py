@@ -46,6 +46,7 @@ from assay.agent._verify import VerifyCounts, counts_of, failed_tests
 from assay.agent._worktree import changed_files, make_worktree, verification_copy
 from assay.errors import AssayError, GoldenError
 from assay.goldens import TASK_FILE, Golden
+from assay.validate import is_number
 
 if TYPE_CHECKING:
     from assay.agent._attester import Attester
@@ -282,7 +283,7 @@ def _usage(path: Path) -> dict[str, Any]:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             out[ours] = value
     cost = data.get("cost_usd")
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+    if is_number(cost) and cost >= 0:  # finite: Infinity (or 1e400) would fail the record later
         out["cost_usd"] = float(cost)
     return out
 

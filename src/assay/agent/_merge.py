@@ -55,7 +55,7 @@ def merge_agent(
     tasks = [result for _, result in merged.ordered]
     records = _records(parts, merged.index.position)
     settings = merged.settings
-    run = scored_run(tasks, records, len(tasks), settings["tiers"], settings["bench"])
+    run = scored_run(tasks, records, settings["tiers"], settings["bench"])
     # Each shard read its own telemetry (an --agent shard writes a folder of its own).
     sources = list(dict.fromkeys(str(p.partial["selection"].get("telemetry")) for p in parts))
     document = run_document(run, {**merged.head["selection"], "telemetry": ", ".join(sources)})

@@ -49,7 +49,7 @@ def agent_partial(
     records = [
         [result.id, *(getattr(telemetry[result.id], name) for name in COMPOSITE_INPUTS)]
         for result in run.tasks
-        if result.id in telemetry
+        if result.id in telemetry and result.status != "error"  # what the composite read
     ]
     settings = {
         "assay_version": __version__,

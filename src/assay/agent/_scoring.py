@@ -104,7 +104,6 @@ def score_tasks(
     selected = [t for t in tasks if t.tier in tiers]
     results: list[Result] = []
     records: list[Telemetry] = []
-    errored = 0
     for task in selected:
         record = telemetry.get(task.id)
         if record is None:
@@ -114,7 +113,6 @@ def score_tasks(
         if record.error is not None:
             # Infrastructure, not the agent: out of the composite, as it is out of the gate.
             results.append(_unscored(task, "error", record.error, None))
-            errored += 1
             continue
         records.append(record)
         checks = _checks(task, record, ctx)
@@ -152,18 +150,19 @@ def score_tasks(
                 safety=safety,
             )
         )
-    return scored_run(results, records, len(selected) - errored, tiers, settings)
+    return scored_run(results, records, tiers, settings)
 
 
 def scored_run(
     results: list[Result],
     records: Sequence[Telemetry],
-    n: int,
     tiers: Sequence[str],
     settings: Mapping[str, Any] | None,
 ) -> AgentRun:
-    """The run of ``results``: its composite over ``n`` tasks from their ``records`` (in task
-    order), a Safety note for each result with a reason; a merge of shards builds it too."""
+    """The run of ``results``: its composite from their ``records`` (in task order), a Safety
+    note for each result with a reason; a merge of shards builds it too. A task that errored
+    (infrastructure, not the agent) is out of the composite, as it is out of the gate."""
+    n = sum(1 for r in results if r.status != "error")
     notes = [f"{r.id}: {r.safety}" for r in results if r.safety is not None]
     passed = totals(results).counts["pass"]
     components = compose(
