@@ -60,14 +60,16 @@ def type_checking_imports(package: types.ModuleType) -> list[tuple[str, str]]:
     return out
 
 
-def exports_order(package: types.ModuleType) -> list[str]:
-    """The keys of the ``_EXPORTS`` dict literal, in the order the source writes them."""
+def exports_groups(package: types.ModuleType) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of the ``_EXPORTS = exports_by_module({...})`` literal, in the order
+    the source writes them."""
     for node in source(package).body:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
             if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in targets):
-                assert isinstance(node.value, ast.Dict)
-                return [ast.literal_eval(k) for k in node.value.keys if k is not None]
+                assert isinstance(node.value, ast.Call) and isinstance(node.value.args[0], ast.Dict)
+                groups = ast.literal_eval(node.value.args[0])
+                return [(module, names.split()) for module, names in groups.items()]
     raise AssertionError("no _EXPORTS literal")
 
 
@@ -124,7 +126,10 @@ def test_the_lists_are_written_in_order(name: str) -> None:
     # The actual order of each list, neighbour by neighbour (nothing is sorted here: `assay`
     # builds __all__ with sorted(), so its written lists are what this checks).
     assert in_order(list(package.__all__)) == []
-    assert in_order(exports_order(package)) == []
+    groups = exports_groups(package)
+    assert [m for m, _ in groups] == sorted(m for m, _ in groups), "modules out of order"
+    for module, names in groups:
+        assert in_order(names) == [], module
     imported = type_checking_imports(package)
     # One statement per module (its names together), the modules in code-point order.
     modules = [m for i, (m, _) in enumerate(imported) if i == 0 or imported[i - 1][0] != m]

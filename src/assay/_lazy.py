@@ -32,3 +32,9 @@ def lazy_exports(
         return names
 
     return __getattr__, __dir__
+
+
+def exports_by_module(groups: Mapping[str, str]) -> dict[str, str]:
+    """Each exported name -> its module, from module -> the names it provides (one string,
+    split on whitespace): a package lists what each of its modules gives, once."""
+    return {name: module for module, names in groups.items() for name in names.split()}

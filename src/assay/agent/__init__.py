@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from assay._lazy import lazy_exports
+from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
     from assay.agent._benchmark import (
@@ -31,43 +31,23 @@ if TYPE_CHECKING:
     from assay.gate import list_runs, runs_dir, save_run
 
 # name -> the module that defines it
-_EXPORTS: Final = {
-    "AGENT": "assay.agent._scoring",
-    "AgentOptions": "assay.agent._benchmark",
-    "AgentOutcome": "assay.agent._benchmark",
-    "AgentRun": "assay.agent._scoring",
-    "AttestationCheck": "assay.agent._scoring",
-    "CATEGORIES": "assay.agent._taxonomy",
-    "COST_BASELINE_USD": "assay.agent._composite",
-    "Components": "assay.agent._composite",
-    "DURATION_BASELINE_S": "assay.agent._composite",
-    "Sandbox": "assay.agent._execute",
-    "Telemetry": "assay.agent._telemetry",
-    "all_tasks": "assay.agent._tasks",
-    "attestation_checker": "assay.agent._benchmark",
-    "classify": "assay.agent._taxonomy",
-    "compare_runs": "assay.agent._record",
-    "compose": "assay.agent._composite",
-    "execute_agent": "assay.agent._benchmark",
-    "failures_table": "assay.agent._record",
-    "find_task": "assay.agent._tasks",
-    "glob_regex": "assay.agent._taxonomy",
-    "list_runs": "assay.gate",
-    "load_run": "assay.agent._saved_runs",
-    "load_tasks": "assay.agent._benchmark",
-    "load_telemetry": "assay.agent._telemetry",
-    "merge_agent": "assay.agent._merge",
-    "merge_run": "assay.agent._merge",
-    "MergedRun": "assay.agent._merge",
-    "owned": "assay.agent._taxonomy",
-    "parse_record": "assay.agent._telemetry",
-    "previous_run": "assay.agent._saved_runs",
-    "run_agent": "assay.agent._benchmark",
-    "run_document": "assay.agent._record",
-    "runs_dir": "assay.gate",
-    "save_run": "assay.gate",
-    "score_tasks": "assay.agent._scoring",
-}
+_EXPORTS: Final = exports_by_module(
+    {
+        "assay.agent._benchmark": (
+            "AgentOptions AgentOutcome attestation_checker execute_agent load_tasks run_agent"
+        ),
+        "assay.agent._composite": "COST_BASELINE_USD DURATION_BASELINE_S Components compose",
+        "assay.agent._execute": "Sandbox",
+        "assay.agent._merge": "MergedRun merge_agent merge_run",
+        "assay.agent._record": "compare_runs failures_table run_document",
+        "assay.agent._saved_runs": "load_run previous_run",
+        "assay.agent._scoring": "AGENT AgentRun AttestationCheck score_tasks",
+        "assay.agent._tasks": "all_tasks find_task",
+        "assay.agent._taxonomy": "CATEGORIES classify glob_regex owned",
+        "assay.agent._telemetry": "Telemetry load_telemetry parse_record",
+        "assay.gate": "list_runs runs_dir save_run",
+    }
+)
 
 __all__ = [
     "AGENT",

@@ -18,9 +18,9 @@ used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from assay._lazy import lazy_exports
+from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
     from assay.gate._baseline import BASELINE, FingerprintMemo, fingerprint, load_baseline
@@ -49,48 +49,23 @@ if TYPE_CHECKING:
     )
     from assay.gate._verdict import ErrorTally, Evidence, GateStep, Verdict, conclude, is_mode
 
-_EXPORTS: dict[str, str] = {
-    "PARTIAL_VERSION": "_partial",
-    "BASELINE": "_baseline",
-    "RUN_RECORD": "_store",
-    "Diff": "_regressions",
-    "ErrorTally": "_verdict",
-    "Evidence": "_verdict",
-    "FingerprintMemo": "_baseline",
-    "GateOptions": "_options",
-    "GateRun": "_run",
-    "GateStep": "_verdict",
-    "IdFilter": "_selection",
-    "MergedParts": "_merge",
-    "Regression": "_regressions",
-    "Rules": "_regressions",
-    "Shard": "_shards",
-    "ShardDocument": "_partial",
-    "Trials": "_regressions",
-    "Verdict": "_verdict",
-    "conclude": "_verdict",
-    "example_paths": "_run",
-    "expand_rows": "_record",
-    "file_digest": "_partial",
-    "fingerprint": "_baseline",
-    "gate_record": "_record",
-    "id_filter": "_selection",
-    "is_mode": "_verdict",
-    "list_runs": "_store",
-    "load_baseline": "_baseline",
-    "load_selected": "_run",
-    "merge_gate": "_merge",
-    "merged_parts": "_merge",
-    "parse_shard": "_shards",
-    "prune_runs": "_store",
-    "read_shards": "_partial",
-    "run_gate": "_run",
-    "run_order": "_store",
-    "runs_dir": "_store",
-    "save_run": "_store",
-    "shards_config": "_partial",
-    "suite_digest": "_partial",
-}
+_EXPORTS: Final = exports_by_module(
+    {
+        "_baseline": "BASELINE FingerprintMemo fingerprint load_baseline",
+        "_merge": "MergedParts merge_gate merged_parts",
+        "_options": "GateOptions",
+        "_partial": (
+            "PARTIAL_VERSION ShardDocument file_digest read_shards shards_config suite_digest"
+        ),
+        "_record": "expand_rows gate_record",
+        "_regressions": "Diff Regression Rules Trials",
+        "_run": "GateRun example_paths load_selected run_gate",
+        "_selection": "IdFilter id_filter",
+        "_shards": "Shard parse_shard",
+        "_store": "RUN_RECORD list_runs prune_runs run_order runs_dir save_run",
+        "_verdict": "ErrorTally Evidence GateStep Verdict conclude is_mode",
+    }
+)
 
 __all__ = [
     "BASELINE",

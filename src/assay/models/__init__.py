@@ -8,9 +8,9 @@ really calls a model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from assay._lazy import lazy_exports
+from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
     from assay.models._cache import (
@@ -38,32 +38,18 @@ if TYPE_CHECKING:
         ProviderError,
     )
 
-_EXPORTS: dict[str, str] = {
-    "SAMPLING_SETTINGS": "providers",
-    "Call": "_runner",
-    "CandidatesFile": "_candidates_file",
-    "Completion": "providers",
-    "DamagedCacheError": "_cache",
-    "LiveCandidate": "_candidates_file",
-    "LiveOutputs": "_live",
-    "Outcome": "_runner",
-    "OutputCache": "_cache",
-    "Provider": "providers",
-    "ProviderConfig": "providers",
-    "ProviderError": "providers",
-    "RawOutputs": "_static",
-    "RunStats": "_runner",
-    "default_cache_path": "_cache",
-    "gather_or_cancel": "_pool",
-    "generate_outputs": "_live",
-    "load_candidates_file": "_candidates_file",
-    "load_outputs": "_static",
-    "provider_config": "_candidates_file",
-    "read_outputs": "_static",
-    "remove_cache_files": "_cache",
-    "render": "_template",
-    "run_calls": "_runner",
-}
+_EXPORTS: Final = exports_by_module(
+    {
+        "_cache": "DamagedCacheError OutputCache default_cache_path remove_cache_files",
+        "_candidates_file": "CandidatesFile LiveCandidate load_candidates_file provider_config",
+        "_live": "LiveOutputs generate_outputs",
+        "_pool": "gather_or_cancel",
+        "_runner": "Call Outcome RunStats run_calls",
+        "_static": "RawOutputs load_outputs read_outputs",
+        "_template": "render",
+        "providers": "SAMPLING_SETTINGS Completion Provider ProviderConfig ProviderError",
+    }
+)
 
 # Literal, so type checkers see the exports; a test checks it equals _EXPORTS' keys.
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._lazy import lazy_exports
+from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
     from assay.results import ReportContent
@@ -86,18 +86,14 @@ def failures_only(document: Mapping[str, Any]) -> dict[str, Any]:
 
 # The pieces the commands draw with, resolved on first use (PEP 562): each module loads only
 # when a command draws with it.
-_EXPORTS: Final = {
-    "FormatRenderer": "_formats",
-    "RenderContext": "_formats",
-    "render_failures": "_text",
-    "render_history": "_history",
-    "render_plugin_format": "_formats",
-    "render_self_test": "_text",
-    "render_summary": "_text",
-    "render_verdict": "_text",
-    "styled": "_terminal",
-    "use_colour": "_terminal",
-}
+_EXPORTS: Final = exports_by_module(
+    {
+        "_formats": "FormatRenderer RenderContext render_plugin_format",
+        "_history": "render_history",
+        "_terminal": "styled use_colour",
+        "_text": "render_failures render_self_test render_summary render_verdict",
+    }
+)
 
 __all__ = [
     "FORMATS",
