@@ -557,3 +557,46 @@ def test_assay_decides_as_promptfoo_did(example: str, tmp_path: Path) -> None:
     assert differences == KNOWN_DIFFERENCES.get(example, {})
     assert compared == len(expected) // (2 if example == "simple-csv" else 1)
     assert len(results) == compared
+
+
+@pytest.mark.parametrize("options", ["5", "[transform]", "'text'"])
+def test_options_that_are_no_mapping_are_listed_not_a_crash(tmp_path: Path, options: str) -> None:
+    # defaultTest.options: 5 raised TypeError ('int' object is not iterable); a test's own
+    # options that were no mapping were dropped without a word.
+    (tmp_path / "c.yaml").write_text(
+        "prompts: ['Say hi']\nproviders: [echo]\n"
+        f"defaultTest:\n  options: {options}\n"
+        f"tests: [{{description: first, options: {options},\n"
+        "          assert: [{type: contains, value: hi}]}]\n",
+        encoding="utf-8",
+    )
+    lines = [s.line() for s in convert(tmp_path / "c.yaml").skipped]
+    assert "config: defaultTest.options: not a mapping of options: not converted" in lines
+    assert "test 1 (first): options: not a mapping of options: not converted" in lines
+
+
+def test_keys_that_are_no_strings_are_listed_not_a_crash(tmp_path: Path) -> None:
+    # sorted() over a mapping's keys raised TypeError when YAML read one of them as a number.
+    (tmp_path / "c.yaml").write_text(
+        "prompts: [{raw: 'Say hi', 1: a, b: c}]\n"
+        "providers: [{id: echo, 2: x, label: e, config: {3: y, z: w}}]\n"
+        "tests: [{assert: [{type: contains, value: hi, 4: v}]}]\n",
+        encoding="utf-8",
+    )
+    lines = [s.line() for s in convert(tmp_path / "c.yaml").skipped]
+    assert "config: prompts[0].1: prompt options are not converted" in lines
+    assert "config: providers[0].2: provider options are not converted" in lines
+    assert "config: providers[0].config.3: the echo provider takes no settings" in lines
+    assert any("unknown assert keys 4" in line for line in lines), lines
+
+
+def test_a_script_var_is_listed_with_its_tests_title(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "prompts: ['Say {{x}}']\nproviders: [echo]\n"
+        "tests: [{description: scripted, vars: {x: 'file://make.py'}}]\n",
+        encoding="utf-8",
+    )
+    lines = [s.line() for s in convert(tmp_path / "c.yaml").skipped]
+    assert (
+        "test 1 (scripted): tests[0].vars.x: a var computed by a script is not converted" in lines
+    )

@@ -231,7 +231,7 @@ class _Converter:
             text = entry
             if isinstance(entry, dict):
                 text = entry.get("raw", entry.get("id"))
-                for key in sorted(set(entry) - {"raw", "id", "label"}):
+                for key in sorted(set(entry) - {"raw", "id", "label"}, key=str):
                     self.skip(None, f"{where}.{key}", "prompt options are not converted")
             if not isinstance(text, str) or not text:
                 raise self.fail("a prompt must be text, file://PATH or {id|raw, label}", where)
@@ -303,7 +303,7 @@ class _Converter:
             if isinstance(entry, dict):
                 name = entry.get("id")
                 config = _MAPPING.check(entry.get("config", {}), self.at, f"{where}.config")
-                for key in sorted(set(entry) - {"id", "config", "label"}):
+                for key in sorted(set(entry) - {"id", "config", "label"}, key=str):
                     self.skip(None, f"{where}.{key}", "provider options are not converted")
             if not isinstance(name, str) or not name:
                 raise self.fail("a provider must be a name or {id, config}", where)
@@ -313,7 +313,7 @@ class _Converter:
 
     def _provider(self, name: str, config: Mapping[str, Any], where: str) -> dict[str, Any] | None:
         if name == "echo":
-            for key in sorted(config):
+            for key in sorted(config, key=str):
                 self.skip(None, f"{where}.config.{key}", "the echo provider takes no settings")
             return {"type": "echo"}
         model: str | None = None
@@ -325,7 +325,7 @@ class _Converter:
             self.skip(None, f"{where} ({name})", "assay has no client for this provider")
             return None
         provider: dict[str, Any] = {"type": "openai", "model": model}
-        for key in sorted(config):
+        for key in sorted(config, key=str):
             if key in _OPENAI_SETTINGS:
                 provider[key] = config[key]
             else:
@@ -385,7 +385,7 @@ class _Converter:
             return list(data)
         raise self.fail(f"file://{ref}: {suffix or 'this'} test files are not supported", where)
 
-    def vars_of(self, raw: Any, test: int | None, where: str) -> dict[str, Any]:
+    def vars_of(self, raw: Any, test: _Test | None, where: str) -> dict[str, Any]:
         """The vars with ``file://`` values read as text (relative to the config)."""
         if raw is None:
             return {}
@@ -395,7 +395,7 @@ class _Converter:
             for name, value in raw.items()
         }
 
-    def _var_value(self, value: Any, test: int | None, where: str) -> Any:
+    def _var_value(self, value: Any, test: _Test | None, where: str) -> Any:
         if isinstance(value, list):
             return [self._var_value(item, test, where) for item in value]
         ref = _file_ref(value)
@@ -404,7 +404,7 @@ class _Converter:
         path = _resolve(self.base, ref)
         if path.suffix.lower() in (".js", ".cjs", ".mjs", ".ts", ".py", ".rb"):
             # A script var runs code at render time: its value is not known here.
-            self.skipped.append(Skipped(test, where, "a var computed by a script is not converted"))
+            self.skip(test, where, "a var computed by a script is not converted")
             return value
         return self.read(path, where)
 
@@ -497,7 +497,7 @@ class _Converter:
         return text
 
     def _assert_set(self, entry: Mapping[str, Any], at: _Test, where: str) -> dict[str, Any]:
-        extra = sorted(set(entry) - {"type", "assert", "threshold", "weight", "metric"})
+        extra = sorted(map(str, set(entry) - {"type", "assert", "threshold", "weight", "metric"}))
         if extra:
             raise _Skip(f"unknown keys {', '.join(extra)}: left out")
         children_raw = _SET_ASSERTS.check(entry.get("assert"), self.at, where)
@@ -539,7 +539,7 @@ def _refuse_keys(entry: Mapping[str, Any], kind: str) -> None:
     for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
         if key in entry:
             raise _Skip("not converted: the assert is left out", f"{kind} ({key})")
-    extra = sorted(set(entry) - _COMMON_KEYS)
+    extra = sorted(map(str, set(entry) - _COMMON_KEYS))
     if extra:
         raise _Skip(f"unknown assert keys {', '.join(extra)}: left out")
 
@@ -809,10 +809,13 @@ def _defaults(
     conv: _Converter, default_test: Mapping[str, Any], vars_: dict[str, Any]
 ) -> dict[str, Any] | None:
     for key in sorted(set(default_test) - {"vars", "assert", "threshold", "metadata"}, key=str):
-        if key == "options":
-            for option in sorted(default_test["options"] or {}, key=str):
+        options = default_test.get("options")
+        if key == "options" and (options is None or isinstance(options, dict)):
+            for option in sorted(options or {}, key=str):
                 why = _OPTION_WHY.get(str(option), "this option is not converted")
                 conv.skip(None, f"defaultTest.options.{option}", why)
+        elif key == "options":
+            conv.skip(None, "defaultTest.options", "not a mapping of options: not converted")
         else:
             conv.skip(None, f"defaultTest.{key}", "not converted")
     out: dict[str, Any] = {}
@@ -857,7 +860,7 @@ def _goldens(
     where = f"tests[{index}]"
     title = test.get("description")
     title = title if isinstance(title, str) and title else row_title
-    own = conv.vars_of(test.get("vars"), count + 1, where)
+    own = conv.vars_of(test.get("vars"), _Test({}, count + 1, title), where)
     # promptfoo expands the merged vars ({...defaultTest.vars, ...test.vars}); a golden keeps
     # only what is its own or differs from the defaults (assay merges the defaults back in).
     merged = {**defaults_vars, **own}
@@ -886,6 +889,8 @@ def _goldens(
             why = did_you_mean("this test key is not converted", key, _TEST_KEYS, cutoff=0.8)
             conv.skip(at, str(key), why)
         options = test.get("options") or {}
+        if not isinstance(options, dict):
+            conv.skip(at, "options", "not a mapping of options: not converted")
         for option in sorted(options, key=str) if isinstance(options, dict) else []:
             why = _OPTION_WHY.get(str(option), "this option is not converted")
             conv.skip(at, f"options.{option}", why)
