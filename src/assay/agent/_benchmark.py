@@ -250,13 +250,9 @@ def resolvers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    out = []
-    for line in lines:
-        fields = line.split()
-        if len(fields) >= 2 and fields[0] == "nameserver":
-            host = fields[1].split("%", 1)[0]
-            out.append(f"[{host}]:53" if ":" in host else f"{host}:53")
-    return out
+    rows = [line.split() for line in lines]
+    hosts = [row[1].split("%", 1)[0] for row in rows if len(row) >= 2 and row[0] == "nameserver"]
+    return [f"[{host}]:53" if ":" in host else f"{host}:53" for host in hosts]
 
 
 def goldens_root_of(options_path: Path | None, config: Config) -> Callable[[Golden], Path]:
@@ -307,7 +303,7 @@ def execute_agent(
     """
     from datetime import UTC, datetime
 
-    from assay.agent._execute import Execution
+    from assay.agent._execute import Execution, check_sandbox, run_tasks
     from assay.io import atomic_write_text, dump_json
 
     if executor not in ("local", "ray"):
@@ -316,7 +312,15 @@ def execute_agent(
         raise AssayError("a Ray address applies to the ray executor")
     box = _fenced(sandbox, options, config)
     tasks, runnable = _runnable(options, config)
-    _check_before_running(box, runnable, executor)
+    # Refused before the run's folder exists: an image a task lacks, the sandbox, Ray.
+    check_sandbox(box, runnable)
+    if executor == "ray":
+        from assay.agent._ray import require_ray, run_on_ray
+
+        require_ray()
+        execute = functools.partial(run_on_ray, address=ray_address)
+    else:
+        execute = functools.partial(run_tasks, checked=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
     attest = _journal_attester(box, runnable, f"run_{stamp}", options, config)
     folder = config.root / ".assay" / "agent-runs" / stamp
@@ -324,14 +328,6 @@ def execute_agent(
     execution = Execution(
         agent, box, keep=keep_worktrees, journal_dir=folder, attest=attest, report=report
     )
-    if executor == "ray":
-        from assay.agent._ray import run_on_ray
-
-        execute = functools.partial(run_on_ray, address=ray_address)
-    else:
-        from assay.agent._execute import run_tasks
-
-        execute = functools.partial(run_tasks, checked=True)
     try:
         runs = execute(runnable, execution, jobs=jobs)
     except AssayError:
@@ -361,11 +357,7 @@ def _fenced(sandbox: Sandbox | None, options: AgentOptions, config: Config) -> S
 
 
 def _runnable(options: AgentOptions, config: Config) -> tuple[list[Golden], list[Golden]]:
-    """The selected tasks, and those of them that are task folders (the ones an agent runs).
-
-    Raises:
-        GoldenError: a task folder's id cannot name its files.
-    """
+    """The selected tasks, and those of them that are task folders (the ones an agent runs)."""
     from assay.goldens import TASK_FILE
 
     tiers = options.tiers or DEFAULT_AGENT_TIERS
@@ -385,28 +377,12 @@ def _runnable(options: AgentOptions, config: Config) -> tuple[list[Golden], list
     return tasks, runnable
 
 
-def _check_before_running(box: Sandbox, runnable: Sequence[Golden], executor: str) -> None:
-    """Refuse, before the run's folder exists, what this machine cannot give: an image a task
-    lacks, the sandbox, Ray (a missing one leaves nothing behind)."""
-    from assay.agent._execute import check_sandbox
-
-    check_sandbox(box, runnable)
-    if executor == "ray":
-        from assay.agent._ray import require_ray
-
-        require_ray()
-
-
 def _journal_attester(
     box: Sandbox, runnable: Sequence[Golden], run_id: str, options: AgentOptions, config: Config
 ) -> Attester | None:
     """With a journal, what seals it with the user's key as the run goes, into the store
     (on a Ray worker it builds the record, and this process stores it: see ``_attester``).
-    Every reference file is read first: an unreadable one stops the run before any agent.
-
-    Raises:
-        AssayError: no usable key (naming ``assay attest keygen`` and ``--no-journal``).
-    """
+    Every reference file is read first: an unreadable one stops the run before any agent."""
     if not box.journal:
         return None
     from assay.agent._attester import Attester

@@ -168,11 +168,7 @@ def _set_limits(pid: int, limits: Limits) -> None:
 
 def _await_ready(fd: int, process: subprocess.Popen[bytes]) -> None:
     """Wait until the holder has started and waits for the go: the tracer, attached then, sees
-    only what the command does, never the holder's own start (which varies with the machine).
-
-    Raises:
-        AssayError: the holder did not start.
-    """
+    only what the command does, never the holder's own start (which varies with the machine)."""
     data = b""
     deadline = time.monotonic() + _TRACER_ATTACH_S
     while not data.endswith(b"\n") and time.monotonic() < deadline:

@@ -42,11 +42,7 @@ def image_of(task: Golden, default: str | None) -> str | None:
 
 
 def check_images(tasks: Sequence[Golden], default: str | None = None) -> None:
-    """Every task to run has an image (its own, or the run's ``--image``).
-
-    Raises:
-        GoldenError: naming the first task without one.
-    """
+    """Every task to run has an image (its own, or the run's ``--image``)."""
     for task in tasks:
         if image_of(task, default) is None:
             raise GoldenError(
@@ -58,11 +54,7 @@ def check_images(tasks: Sequence[Golden], default: str | None = None) -> None:
 
 
 def check_daemon() -> None:
-    """A Docker daemon answers.
-
-    Raises:
-        AssayError: no docker client, or no daemon behind it (its own words).
-    """
+    """A Docker daemon answers (a refusal quotes docker's own last words)."""
     docker = shutil.which("docker")
     if docker is None:
         raise AssayError("--environment docker: docker is not installed")

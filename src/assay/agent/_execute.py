@@ -1,20 +1,10 @@
 """Run an agent on executable tasks and measure what it did: the telemetry, for real.
 
 For each task folder (``task.md``, ``repo/``, ``solution.sh``, optionally hidden ``tests/``),
-:func:`run_task` runs these phases of a ``_Running``, which removes the task's folders however
-it ends:
-
-1. prepare: copy the fixture into a fresh git worktree outside the goldens folder;
-2. verify before: ``verify`` on a sandboxed copy of the untouched fixture (with the hidden tests);
-3. agent: the agent in its own sandbox (``_sandbox``), the instruction on stdin and in
-   ``$ASSAY_TASK_PROMPT_FILE``, under its limits (``_box``); count and kill what it left;
-4. collect: the telemetry record, with the files it changed; the journal;
-5. signals and verify: each in a fresh sandbox, on a copy of the worktree whose tests and test
-   configuration come from the fixture;
-6. seal the journal (strace, outside the sandbox, followed every process in it).
-
-A task that cannot be run or measured is that task's ``error`` record; the run goes on.
-Built-in agents: ``oracle`` runs the task's reference solution, ``noop`` does nothing.
+:func:`run_task` runs the phases of a ``_Running`` (its methods, in order), which removes the
+task's folders however it ends. A task that cannot be run or measured is that task's ``error``
+record; the run goes on. Built-in agents: ``oracle`` runs the task's reference solution,
+``noop`` does nothing.
 """
 
 from __future__ import annotations
@@ -214,9 +204,8 @@ class _Step:
 def _verification_copy(
     task: _Task, source: Path, label: str, commands: Sequence[str]
 ) -> Iterator[Path]:
-    """A copy of ``source`` as ``commands`` are verified on (``_worktree.verification_copy``:
-    the fixture's tests and test configuration, the hidden tests; after the agent, the files
-    the task owns from the fixture too), removed afterwards."""
+    """``_worktree.verification_copy`` of ``source`` in a fresh folder, removed afterwards (the
+    files the task owns come from the fixture only after the agent)."""
     owned_files: Any = task.golden.fields.get("owned_files") or ()
     copy = verification_copy(
         source,
@@ -290,13 +279,10 @@ def _usage(path: Path) -> dict[str, Any]:
 
 def run_task(task: Golden, execution: Execution, scratch: Path) -> TaskRun:
     """Run the agent on one executable task and measure it; a failure of this task (not of the
-    run) is its ``error`` record.
+    run) is its ``error`` record (not a task folder: a GoldenError).
 
     With a journal (``sandbox.journal``), it is written to ``execution.journal_dir`` and, with
     ``attest``, sealed: the record names the attestation.
-
-    Raises:
-        GoldenError: the task is not a task folder.
     """
     attest, report, keep = execution.attest, execution.report, execution.keep
     job = _task_of(task, scratch, execution.sandbox)
@@ -319,11 +305,7 @@ def run_task(task: Golden, execution: Execution, scratch: Path) -> TaskRun:
 
 
 def _task_of(task: Golden, scratch: Path, sandbox: Sandbox) -> _Task:
-    """The task folder's paths and what is never in its agent's world.
-
-    Raises:
-        GoldenError: the task is not a task folder.
-    """
+    """The task folder's paths and what is never in its agent's world."""
     source = Path(task.source)
     if source.name != TASK_FILE:
         raise GoldenError(
@@ -602,11 +584,7 @@ def run_tasks(
 ) -> list[TaskRun]:
     """Run the agent on every task here, ``jobs`` at a time (default 1) in threads, in task
     order (``checked``: the caller already ran :func:`check_sandbox`). The Ray executor is
-    ``_ray.run_on_ray``, which runs :func:`run_task` on the workers.
-
-    Raises:
-        AssayError: the sandbox cannot be given here.
-    """
+    ``_ray.run_on_ray``, which runs :func:`run_task` on the workers."""
     if not checked:
         check_sandbox(execution.sandbox, tasks)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))

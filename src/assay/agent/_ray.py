@@ -1,12 +1,9 @@
 """Run agent tasks on a Ray cluster (``--executor ray``): one Ray actor per slot, anywhere on
 the cluster, each running one task at a time and taking the next as soon as it is done.
 
-Each task runs the same :func:`~assay.agent._execute.run_task` on its worker: the worktree, the
-journal and the signed attestation record are made there. The worker sends back the telemetry
-record, the journal's bytes and the attestation record; this process (the driver) writes the
-journal into the run's folder and stores the attestation in the project, so no file of the
-worker's node is needed afterwards. A task whose worker, node or result is lost becomes a
-crashed task record, never a lost result. Ray is imported here only: it is optional.
+Each task runs the same :func:`~assay.agent._execute.run_task` on its worker; this process (the
+driver) makes what comes back whole, so no file of the worker's node is needed afterwards. Ray
+is imported here only: it is optional.
 """
 
 from __future__ import annotations
@@ -39,11 +36,7 @@ _PROBE_S: Final = 10.0
 
 
 def require_ray() -> None:
-    """Refuse, before anything runs, a Ray executor without Ray (without importing it).
-
-    Raises:
-        AssayError: Ray is not installed.
-    """
+    """Refuse, before anything runs, a Ray executor without Ray (without importing it)."""
     if importlib.util.find_spec("ray") is None:
         raise AssayError(RAY_MISSING)
 
@@ -51,11 +44,7 @@ def require_ray() -> None:
 def import_ray(*, local: bool) -> ModuleType:
     """Ray, set up before it reads its settings at import: usage statistics off (it never
     phones home); for a ``local`` Ray, a fresh token of its own for its token authentication,
-    unless the user set Ray's auth (Ray's default would write one into the user's home).
-
-    Raises:
-        AssayError: Ray is not installed.
-    """
+    unless the user set Ray's auth (Ray's default would write one into the user's home)."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     if local and "ray" not in sys.modules and not any(os.environ.get(v) for v in _AUTH):
         os.environ["RAY_AUTH_MODE"] = "token"
@@ -181,11 +170,7 @@ def _loopback_only() -> Iterator[None]:
 
 
 def _probe(address: str) -> None:
-    """Refuse at once a ``host:port`` nothing answers at (Ray would retry for minutes).
-
-    Raises:
-        AssayError: no connection within ``_PROBE_S``.
-    """
+    """Refuse at once a ``host:port`` nothing answers at (Ray would retry for minutes)."""
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or "/" in host:
         return  # "auto", a ray:// client address: Ray finds or refuses them itself
@@ -198,11 +183,7 @@ def _probe(address: str) -> None:
 
 def _connect(ray: ModuleType, address: str | None, jobs: int | None) -> Path | None:
     """Connect to the cluster at ``address``, or start a local Ray for this run; returns the
-    local Ray's session folder (None when connected to a cluster).
-
-    Raises:
-        AssayError: the cluster cannot be reached, or a local Ray would not be loopback-only.
-    """
+    local Ray's session folder (None when connected to a cluster)."""
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if address == "local":
         raise AssayError("--ray-address names a running cluster; without it a local Ray starts")
@@ -299,9 +280,8 @@ def run_on_ray(
 
 
 class _TaskRunner:
-    """A Ray actor's class: one per slot, each running one task at a time, for the whole run,
-    taking its next task as soon as it is done (as the local executor's threads do): no task
-    waits on Ray's scheduler."""
+    """A Ray actor's class, one per slot: a task at a time for the whole run, as the local
+    executor's threads do, so no task waits on Ray's scheduler."""
 
     def run(self, job: _Job) -> _Done:
         return _run_on_worker(job)
@@ -336,12 +316,7 @@ class _Driver:
         self._shipped = replace(self.execution, journal_dir=None, report=None)
 
     def drive(self, workers: int) -> list[TaskRun]:
-        """Every task run on ``workers`` workers, in task order.
-
-        Raises:
-            AssayError: no worker could run the tasks left; the first task (in task order) that
-                Ray could not run, or whose result could not be made whole.
-        """
+        """Every task run on ``workers`` workers, in task order."""
         for _ in range(workers):
             self._start_worker()
         while self.pending:

@@ -188,9 +188,7 @@ def default_allow_read(scratch: Path, project: str | None = None) -> list[str]:
         # Not the links (self, mounts, net): resolved here they would name assay's own process.
         entries = [f"/proc/{e}" for e in os.listdir("/proc") if not e.isdigit()]
         places += [e for e in entries if not os.path.islink(e)]
-    fenced = [os.path.realpath(scratch)]
-    if project is not None:
-        fenced.append(os.path.realpath(project))
+    fenced = [os.path.realpath(p) for p in (scratch, project) if p is not None]
     return resolved(places, fenced)
 
 
@@ -246,11 +244,7 @@ def bwrap_args(world: World, env: Mapping[str, str]) -> list[str]:
 
 @cache
 def check_bubblewrap() -> None:
-    """bubblewrap can build a sandbox here (once per process).
-
-    Raises:
-        AssayError: not Linux, no bwrap, or bwrap cannot make its namespaces (its own words).
-    """
+    """bubblewrap can build a sandbox here (once per process)."""
     if not sys.platform.startswith("linux"):
         raise AssayError(
             "the agent's sandbox needs Linux (bubblewrap); --isolation none runs it without one "

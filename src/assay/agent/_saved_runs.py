@@ -51,12 +51,8 @@ def load_run(root: Path, run_id: str | None = None) -> dict[str, Any]:
 
 
 def _checked(document: Any, path: Path) -> dict[str, Any]:
-    """The record read from ``path``, in the shape the views read (a gate run's rows expanded
-    to result records).
-
-    Raises:
-        RunStoreError: a record of an older or unknown schema version, or a damaged one.
-    """
+    """The record read from ``path``, checked (its schema version too), in the shape the views
+    read (a gate run's rows expanded to result records)."""
     source = str(path)
     record = RUN_RECORD.check(document, source)
     if record.get("kind") == "gate":

@@ -84,11 +84,8 @@ def _unscored(task: Golden, status: Status, note: str, failure: tuple[str, str] 
 
 def pass_rate_per_tier(results: Sequence[Result]) -> dict[str, float | None]:
     """Each tier's pass rate (None: no task of that tier)."""
-    per_tier: dict[str, float | None] = {}
-    for tier in TIERS:
-        mine = [r for r in results if r.tier == tier]
-        per_tier[tier] = totals(mine).pass_rate if mine else None
-    return per_tier
+    by_tier = {tier: [r for r in results if r.tier == tier] for tier in TIERS}
+    return {tier: totals(mine).pass_rate if mine else None for tier, mine in by_tier.items()}
 
 
 def score_tasks(

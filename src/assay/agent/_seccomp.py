@@ -45,11 +45,7 @@ _CLONE_NEWUSER: Final = 0x10000000
 
 @cache
 def program() -> bytes:
-    """The compiled BPF program bubblewrap loads (``--seccomp FD``).
-
-    Raises:
-        AssayError: pyseccomp or libseccomp is missing.
-    """
+    """The compiled BPF program bubblewrap loads (``--seccomp FD``)."""
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # OSError: libseccomp.so.2 is not installed

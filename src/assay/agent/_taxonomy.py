@@ -2,12 +2,13 @@
 
 1. ``test_regression``  tests_failed > 0
 2. ``timeout``          duration_s > max_duration_s
-3. ``scope_creep``      a modified file outside ``owned_files``
-4. ``conflict``         merge_conflicts > 0
-5. ``hallucination``    compile_error (code that references things that do not exist)
-6. ``orientation_miss`` the task names expected_files_modified and none of them was modified
-7. ``incomplete``       no telemetry, or completion signals not all checked and passed
-8. ``context_miss``     anything else (e.g. the final output failed its asserts)
+3. ``over_budget``      cost_usd > max_cost_usd
+4. ``scope_creep``      a modified file outside ``owned_files``
+5. ``conflict``         merge_conflicts > 0
+6. ``hallucination``    compile_error (code that references things that do not exist)
+7. ``orientation_miss`` the task names expected_files_modified and none of them was modified
+8. ``incomplete``       no telemetry, or completion signals not all checked and passed
+9. ``context_miss``     anything else (e.g. the final output failed its asserts)
 """
 
 from __future__ import annotations

@@ -60,12 +60,7 @@ def _git(worktree: Path, *args: str) -> None:
 
 
 def make_worktree(task: Golden, folder: Path, parent: Path) -> Path:
-    """A fresh git repository holding the fixture, committed.
-
-    Raises:
-        GoldenError: the task has no fixture repository.
-        TaskFailure: git could not make it.
-    """
+    """A fresh git repository holding the fixture, committed."""
     fixture = folder / "repo"
     if not fixture.is_dir():
         raise GoldenError(
@@ -249,11 +244,7 @@ def verification_copy(
     ``.pth``: one the fixture lacks is removed), the test files the task does not give the
     agent to edit (``owned_files``), the files the commands run, and the modules the runner
     imports (a ``pytest.py`` or ``json.py`` the agent added is removed; the fixture's own modules
-    stay the agent's to change); then the hidden tests.
-
-    Raises:
-        TaskFailure: the worktree holds more than ``DEFAULT_MAX_DISK_MB``, or cannot be copied.
-    """
+    stay the agent's to change); then the hidden tests."""
     total = 0
     try:
         dest.mkdir(parents=True, exist_ok=True)
