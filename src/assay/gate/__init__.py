@@ -1,17 +1,5 @@
 """The goldens gate: load the suite, score it, compare with the baseline, conclude.
 
-The stage's modules, in the order a run goes through them:
-
-- :mod:`~assay.gate._load`: the suite loaded (on every core for a large one) and what the
-  workers prescored;
-- :mod:`~assay.gate._run`: :func:`run_gate`, options in, one :class:`GateRun` out;
-- :mod:`~assay.gate._baseline`, :mod:`~assay.gate._regressions`, :mod:`~assay.gate._stats`: the
-  committed baseline and the verdict on the evidence (exact rules for deterministic outcomes,
-  statistics for random ones);
-- :mod:`~assay.gate._selection`, :mod:`~assay.gate._shards`: ``-k`` and ``--shard I/N``;
-- :mod:`~assay.gate._partial`, :mod:`~assay.gate._merge`: a shard's partial and merging shards;
-- :mod:`~assay.gate._record`, :mod:`~assay.gate._store`: the saved run record and the runs folder.
-
 Names resolve on first use (PEP 562), so importing the package costs nothing until a name is
 used.
 """

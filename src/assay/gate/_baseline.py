@@ -148,12 +148,12 @@ def changed_goldens(
 
 def decided_count(document: Mapping[str, Any]) -> int:
     """How many entries of a baseline were decided (pass or fail, not needs-judge/no-output)."""
-    count = 0
-    for entries in document.get("goldens", {}).values():
-        for entry in entries.values():
-            if isinstance(entry, dict) and entry.get("status") in ("pass", "fail"):
-                count += 1
-    return count
+    return sum(
+        1
+        for entries in document.get("goldens", {}).values()
+        for entry in entries.values()
+        if isinstance(entry, dict) and entry.get("status") in ("pass", "fail")
+    )
 
 
 def _found(rule: str) -> str:
@@ -264,11 +264,7 @@ def load_baseline(path: Path) -> dict[str, Any]:
 
 
 def check_kind(document: Mapping[str, Any], kind: str, source: str) -> None:
-    """A check compares with a baseline its own kind of run wrote.
-
-    Raises:
-        BaselineError: the baseline was written by the other kind of run.
-    """
+    """A check compares with a baseline its own kind of run wrote (a BaselineError if not)."""
     written = document.get("kind", "gate")
     if written != kind:
         name = {"gate": "a goldens gate run", "agent": "an agent run"}
@@ -280,13 +276,10 @@ def check_kind(document: Mapping[str, Any], kind: str, source: str) -> None:
 
 
 def write(path: Path, document: Mapping[str, Any], *, force: bool = False) -> None:
-    """Write the baseline atomically.
+    """Write the baseline atomically (a BaselineError when it cannot be: the old one is kept).
 
     Refuses (unless ``force``) to replace a baseline that decided goldens with one that decides
     none: an empty or wrong outputs file would otherwise silently disarm the gate.
-
-    Raises:
-        BaselineError: on that refusal, or when the file cannot be written (the old one is kept).
     """
     if not force and decided_count(document) == 0 and path.exists():
         try:

@@ -105,11 +105,8 @@ def _env_number(name: str, minimum: float) -> float | None:
 def workers_wanted(estimated_ms: float, *, workers: int) -> int:
     """How many processes to use for a suite of this estimated one-process time: one below the
     threshold (:data:`MIN_MS_ENV`, default :data:`DEFAULT_MIN_MS`), else ``workers`` (at most
-    :data:`WORKERS_ENV`), as long as each has half the threshold's estimated work.
-
-    Raises:
-        ConfigError: either environment variable is not a number in range.
-    """
+    :data:`WORKERS_ENV`), as long as each has half the threshold's estimated work. A ConfigError
+    when either environment variable is not a number in range."""
     cap = _env_number(WORKERS_ENV, 1)
     count = workers if cap is None else min(workers, int(cap))
     given = _env_number(MIN_MS_ENV, 0)
@@ -195,11 +192,8 @@ def plan(
 
 def load_units(units: Sequence[Unit], strict: bool, defaults: Defaults | None) -> list[Golden]:
     """The goldens of a chunk, in order (duplicates are checked over the whole suite later),
-    with the suite's ``defaults``.
-
-    Raises:
-        GoldenError, ValueError, OSError...: a bad golden or JSONL line.
-    """
+    with the suite's ``defaults``; a bad golden or JSONL line raises (GoldenError, ValueError,
+    OSError...)."""
     out: list[Golden] = []
     for unit in units:
         if isinstance(unit, str):
@@ -343,10 +337,8 @@ def _run(job: _Job, processes: int, meanwhile: Callable[[], object] | None) -> l
     works until the end and none waits for a plan. A worker sends each chunk's results, pickled,
     down a pipe of its own; this process unpickles them between its own chunks, on its main
     thread (a thread doing it would hold the GIL while a regex's time budget, a wall clock,
-    runs here: a spurious regex_timeout under load).
-
-    Raises:
-        Exception: any failure, a worker's included (the caller loads in one process).
+    runs here: a spurious regex_timeout under load). Any failure, a worker's included, raises
+    (the caller loads in one process).
     """
     tickets, filler = os.pipe()
     for index in range(len(job.chunks)):
@@ -380,7 +372,6 @@ class _Inbox:
         self.chunks: dict[int, Chunk] = {}
 
     def fork(self, tickets: int) -> None:
-        """Fork a worker that does chunks until no ticket is left, then exits."""
         import fcntl
 
         readable, writable = os.pipe()
@@ -451,8 +442,8 @@ def _size(buffer: bytearray) -> int:
 
 def _worker(job: _Job, tickets: int, pipe: int) -> NoReturn:
     """A forked worker's life: chunks until no ticket is left, each sent down ``pipe`` as its
-    :func:`frame`. It ends with ``os._exit``, as a multiprocessing
-    worker does: nothing of the parent's (atexit, buffered files) runs here."""
+    :func:`frame`. It ends with ``os._exit``, as a multiprocessing worker does: nothing of the
+    parent's (atexit, buffered files) runs here."""
     import signal
 
     status = 1
@@ -506,10 +497,8 @@ def load(
         fingerprints: each process also computes its goldens' fingerprints (the baseline
             step's; :meth:`LoadedSuite.fingerprints_of` gives them).
 
-    Raises:
-        GoldenError: from :func:`assay.goldens._loader.discover_paths` (no such folder...),
-            or a duplicate id (the same error one process raises).
-        ConfigError: :data:`WORKERS_ENV` or :data:`MIN_MS_ENV` is not a number in range.
+    Raises what one process raises for no such folder or a duplicate id (GoldenError), and a
+    ConfigError for :data:`WORKERS_ENV` or :data:`MIN_MS_ENV` out of range.
     """
     paths = discover_paths(root)
     if not paths or not fork_is_safe():

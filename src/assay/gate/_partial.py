@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -83,10 +83,7 @@ def gate_partial(
     rows = [[g.id, position[g.id], fingerprint(g, memo), g.id in strict] for g in goldens]
     baseline = None
     if step.mode == "check":
-        baseline = {
-            "path": str(step.baseline),
-            "sha256": file_digest(step.baseline),
-        }
+        baseline = {"path": str(step.baseline), "sha256": file_digest(step.baseline)}
     settings = {
         "assay_version": __version__,
         "mode": step.mode,
@@ -156,7 +153,6 @@ _CHECK: Final = _table(
         "evidence": v.Spec(required=True),
     }
 )
-_REPEATS: Final = {"k": v.Int(at_least=1, integral=True, required=True), "passed": _COUNT}
 _RESULT: Final = _table(
     {
         "id": _NAME,
@@ -169,7 +165,8 @@ _RESULT: Final = _table(
         "checks": v.List(_CHECK, indexed=True, required=True),
         "notes": v.List(v.Str()),
         "repeats": _table(
-            _REPEATS | dict.fromkeys(("pass_fraction", "pass_at_k", "pass_hat_k", "flaky"), _ANY)
+            {"k": v.Int(at_least=1, integral=True, required=True), "passed": _COUNT}
+            | dict.fromkeys(("pass_fraction", "pass_at_k", "pass_hat_k", "flaky"), _ANY)
         ),
         "title": v.Str(),
         "telemetry": v.Dict(),
@@ -204,9 +201,7 @@ _HEAD: Final = {
 }
 _GATE_SETTINGS: Final = _SETTINGS | {
     "max_error_rate": v.Num(at_least=0, at_most=1, required=True),
-    **dict.fromkeys(
-        ("similarity", "judge", "max_repeats", "repeats", "strict", "candidates"), _ANY
-    ),
+    **dict.fromkeys("similarity judge max_repeats repeats strict candidates".split(), _ANY),
 }
 _ERRORS: Final = {
     "total": _COUNT,
@@ -297,11 +292,8 @@ def read_shards(paths: Sequence[Path]) -> list[ShardDocument]:
 
 
 def check_shards(parts: Sequence[ShardDocument], same: Sequence[str]) -> None:
-    """That the parts are shards 1..N of one run: the same ``same`` fields, each shard once.
-
-    Raises:
-        MergeError: naming the files that disagree, a duplicate shard, or the missing ones.
-    """
+    """That the parts are shards 1..N of one run: the same ``same`` fields, each shard once (a
+    MergeError names the files that disagree, a duplicate shard, or the missing ones)."""
     first = parts[0]
     for part in parts[1:]:
         for name in same:
@@ -401,11 +393,8 @@ def trials_from_list(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], Tri
 def ordered_results(
     parts: Sequence[ShardDocument], position: Mapping[str, int], candidates: Sequence[str]
 ) -> list[tuple[dict[str, Any], Result]]:
-    """Every shard's results, in the whole run's order (candidate, then suite order).
-
-    Raises:
-        MergeError: a result of a golden or candidate its shard's partial does not list.
-    """
+    """Every shard's results, in the whole run's order (candidate, then suite order); a
+    MergeError for a result of a golden or candidate its shard's partial does not list."""
     rank = {c: i for i, c in enumerate(candidates)}
     rows: list[tuple[tuple[int, int], dict[str, Any], Result]] = []
     for part in parts:
@@ -455,11 +444,8 @@ class SuiteIndex:
 
 
 def suite_index(parts: Sequence[ShardDocument]) -> SuiteIndex:
-    """Where each golden of the shards sits in the whole suite.
-
-    Raises:
-        MergeError: a golden in two shards, or shards that do not hold the whole suite.
-    """
+    """Where each golden of the shards sits in the whole suite; a MergeError for a golden in two
+    shards, or shards that do not hold the whole suite."""
     position: dict[str, int] = {}
     fingerprints: dict[str, str] = {}
     strict: list[tuple[int, str]] = []
@@ -491,8 +477,6 @@ def suite_index(parts: Sequence[ShardDocument]) -> SuiteIndex:
 def shards_config(config: Config, settings: Mapping[str, Any]) -> Config:
     """``config`` with the gate settings the shards ran with: the merge decides as they did,
     whatever the merging machine's config says."""
-    from dataclasses import replace
-
     gate = {
         name: settings[name]
         for name in ("score_tolerance", "max_error_rate", "min_pass_rate", "min_score")

@@ -16,7 +16,7 @@ record per golden would; :func:`expand_rows` gives them back as result records f
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.gate._verdict import QUOTED_ERRORS
 from assay.vocabulary import STATUSES
@@ -25,15 +25,8 @@ if TYPE_CHECKING:
     from assay.gate._run import GateRun
 
 # The summary keys a record keeps (the baseline path is the project-relative one).
-_SUMMARY_KEYS = (
-    "goldens",
-    "mode",
-    "gate",
-    "shard",
-    "gate_failures",
-    "model_calls",
-    "judge_calls_saved",
-    "baseline",
+_SUMMARY_KEYS: Final = tuple(
+    "goldens mode gate shard gate_failures model_calls judge_calls_saved baseline".split()
 )
 
 

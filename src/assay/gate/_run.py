@@ -232,11 +232,8 @@ def _load(
 
 
 def _nothing_selected(options: GateOptions, config: Config) -> None:
-    """A run of no goldens proves nothing: a gate over it must not say "passed".
-
-    Raises:
-        GoldenError: always, naming where the goldens were looked for and the tiers.
-    """
+    """A run of no goldens proves nothing: a gate over it must not say "passed". Always raises
+    a GoldenError naming where the goldens were looked for and the tiers."""
     where = "the packaged example" if options.example else str(options.path or config.goldens)
     tiers = f" of tier {', '.join(options.tiers)}" if options.tiers else ""
     if options.shard is not None:

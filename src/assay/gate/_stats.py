@@ -5,12 +5,6 @@ an eval produces (a golden run 5 or 10 times, judge scores such as 0.8 and 0.9):
 come from exact conditional or permutation distributions, never from a normal approximation
 that needs large samples.
 
-- :func:`pass_drop_p`: one golden's pass counts, Fisher's exact test.
-- :func:`score_drop_p`: one golden's score samples, a two-sample permutation test.
-- :func:`paired_drop_p`: the whole suite, Pitman's sign-flip test over per-golden pairs.
-- :func:`holm`: Holm–Bonferroni adjustment across goldens (family-wise error rate).
-- :func:`proportion_difference_ci`, :func:`mean_difference_ci`: how big the change is.
-
 Pure functions of their arguments; the Monte Carlo fallbacks take a seed, so every result is
 deterministic. scipy is imported only inside the function that needs it (the CLI must start
 fast).
@@ -23,7 +17,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Final
@@ -124,9 +118,7 @@ def score_drop_p(
 
 def _split_tail_exact(pooled: list[float], n_after: int, observed: float) -> float:
     """P(sum of a random n_after-subset of ``pooled`` <= observed), counting every subset."""
-    counts: dict[float, int] = defaultdict(int)
-    for value in pooled:
-        counts[value] += 1
+    counts = Counter(pooled)
     # Walk the distinct values; a state is (how many taken, their sum) -> number of subsets.
     states: dict[tuple[int, float], int] = {(0, 0.0): 1}
     left = len(pooled)

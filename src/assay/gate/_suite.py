@@ -26,13 +26,8 @@ Scored = tuple[bool, list["tuple[Result, ...] | None"]]
 
 @dataclass(frozen=True, slots=True)
 class StaticScoring:
-    """How workers may score: static outputs with a deterministic backend, no judge.
-
-    Attributes:
-        outputs: the outputs file.
-        similarity: the tier 2 backend's name (one of :data:`DETERMINISTIC_BACKENDS`).
-        config: the run's config; results are handed only to a run of this config.
-    """
+    """How workers may score: an outputs file with a deterministic tier 2 backend (one of
+    :data:`DETERMINISTIC_BACKENDS`), no judge; results are handed only to a run of ``config``."""
 
     outputs: Path
     similarity: str
