@@ -42,15 +42,10 @@ class JournalError(Exception):
 
 
 def iter_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Events in order, each checked: canonical bytes, index, chain link and hash.
-
-    A leading UTF-8 BOM is tolerated (assay's one BOM policy): it is no part of any event, so
-    the chain and the hashes are unaffected.
-
-    Raises:
-        JournalError: naming the line and what is wrong.
-        OSError: the journal cannot be read (callers name the file).
-    """
+    """Events in order, each checked: canonical bytes, index, chain link and hash (a
+    JournalError names the line and what is wrong; an unreadable journal raises OSError, and
+    the callers name the file). A leading UTF-8 BOM is tolerated (assay's one BOM policy): it
+    is no part of any event, so the chain and the hashes are unaffected."""
     prev = GENESIS
     with open(path, "rb") as handle:
         for lineno, raw in enumerate(handle, start=1):

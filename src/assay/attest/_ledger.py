@@ -145,17 +145,14 @@ def _scan(
 def _next_entry(
     path: Path, fields: dict[str, Any], link: str, seal: Callable[[bytes], str], what: str
 ) -> dict[str, Any]:
-    """``fields`` as the next entry of the chain in ``path`` (a missing file is an empty chain):
-    its index, the previous entry's ``link`` value (``prev``), and ``link`` itself, the seal of
-    the canonical entry.
+    """``fields`` as the next entry of the chain in ``path`` (a missing file is an empty chain,
+    an unreadable one an AssayError): its index, the previous entry's ``link`` value (``prev``),
+    and ``link`` itself, the seal of the canonical entry.
 
     A damaged chain is refused in one line naming the damaged line and how to repair it: the
     lines before the damage are intact, and keeping only them repairs the chain (attestations
     whose entries are dropped then fail ``verify``). Nothing is repaired here: damage may be
     tampering, which a person should see before it is cut away.
-
-    Raises:
-        AssayError: the file cannot be read, or it is damaged (naming the line).
     """
     data = read_bytes(path, AssayError) if os.path.lexists(path) else b""
     lines, _, damage = _scan(data, link, seal)

@@ -62,11 +62,8 @@ _ISOLATION: Final = Table(
 def isolation_field(isolation: Mapping[str, Any]) -> dict[str, Any]:
     """The record's ``isolation``: what fenced the agent off, as the runner states it, signed
     with the verdict, so a reader knows what a CLEAN was earned under (``none``: nothing but
-    the journal). ``not_mounted`` are the paths kept out of the agent's view, sorted.
-
-    Raises:
-        AssayError: an unknown key, a kind not in ``ISOLATION_KINDS``, a path not a string.
-    """
+    the journal). ``not_mounted`` are the paths kept out of the agent's view, sorted. An
+    unknown key, a kind not in ``ISOLATION_KINDS`` or a path not a string is an AssayError."""
     checked = _ISOLATION.check(isolation, At(None, "", AssayError), "isolation")
     return {"kind": checked["kind"], "not_mounted": sorted(set(checked.get("not_mounted", ())))}
 
@@ -75,11 +72,8 @@ def _scan_journal(
     journal: Path, truth: Truth, commitment: dict[str, Any], scope: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per event its activity entry (digests matched, boundary flags), and the evidence of the
-    matches (where each was seen: no text).
-
-    Raises:
-        JournalError: a broken journal. OSError: an unreadable one.
-    """
+    matches (where each was seen: no text). A broken journal raises JournalError, an unreadable
+    one OSError."""
     activity: list[dict[str, Any]] = []
     evidence: list[dict[str, Any]] = []
 
@@ -87,9 +81,7 @@ def _scan_journal(
         return bool(match_plain(truth, text))
 
     for event in iter_events(journal):
-        digests: set[str] = set()
-        for text in event_texts(event):
-            digests |= match_plain(truth, text)
+        digests = {d for text in event_texts(event) for d in match_plain(truth, text)}
         flags = path_flags(event, scope) + endpoint_flags(event, scope)
         entry = {
             "index": event["index"],

@@ -113,9 +113,7 @@ def _event_matches(
 ) -> bool:
     """One journal event re-scanned equals its embedded activity entry."""
     commitment, scope = record["commitment"], record["scope"]
-    digests: set[str] = set()
-    for text in event_texts(event):
-        digests |= match_digests(key, commitment, text)
+    digests = {d for text in event_texts(event) for d in match_digests(key, commitment, text)}
     has_path = isinstance(event.get("path"), str)
     resolved = set(path_flags(event, scope)) if os.path.isdir(scope["worktree"]) else None
     endpoint = endpoint_flags(event, scope)
@@ -196,11 +194,8 @@ def _isolation_well_formed(isolation: Any) -> bool:
 
 def _rescan(record: dict[str, Any]) -> str | None:
     """The first inconsistency of the record with itself: coverage, digests, matches, verdict,
-    evidence, isolation (None: consistent).
-
-    Raises:
-        KeyError, TypeError, AttributeError: a required field is missing or malformed.
-    """
+    evidence, isolation (None: consistent); a required field missing or malformed raises
+    KeyError, TypeError or AttributeError."""
     commitment = record["commitment"]
     coverage = commitment["coverage"]
     if (

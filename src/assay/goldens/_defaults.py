@@ -32,12 +32,8 @@ DEFAULTS_FILES: Final = ("_defaults.yaml", "_defaults.yml")
 
 def defaults_path(root: Path | str) -> str | None:
     """The defaults file at the root of the goldens folder ``root``, if there is one (a
-    single golden file as ``root`` has none).
-
-    Raises:
-        GoldenError: both ``_defaults.yaml`` and ``_defaults.yml`` exist (which one wins would
-            be a guess).
-    """
+    single golden file as ``root`` has none); both names at once is an error, since which one
+    wins would be a guess."""
     folder = str(root)
     if not os.path.isdir(folder):
         return None

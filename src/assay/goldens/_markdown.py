@@ -16,11 +16,7 @@ _CLOSING = re.compile(r"(?<=\n)(?:---|\.\.\.)")
 
 
 def split_frontmatter(text: str, source: str) -> tuple[str, str]:
-    """Return (frontmatter, body).
-
-    Raises:
-        GoldenError: when the file does not open with a ``---`` line or never closes it.
-    """
+    """(frontmatter, body) of a text that opens with a ``---`` line and closes it."""
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
         raise GoldenError(
             "no YAML frontmatter: a golden must start with a '---' line", source=source
@@ -39,12 +35,7 @@ def split_frontmatter(text: str, source: str) -> tuple[str, str]:
 
 def parse_markdown(data: bytes, source: str) -> tuple[str, Any, bool]:
     """Parse a markdown golden's bytes (a BOM is tolerated) into (frontmatter text, its value,
-    has an Origin section).
-
-    Raises:
-        GoldenError: bytes that are not UTF-8 (naming the byte offset), no frontmatter, or
-            frontmatter that is not YAML.
-    """
+    has an Origin section); bytes that are not UTF-8 are a GoldenError naming the offset."""
     text = decode_utf8(data, source, GoldenError)
     front, body = split_frontmatter(text, source)
     # The common flat frontmatter is read in a few microseconds; the rest (and every error,

@@ -184,11 +184,8 @@ def _kind(value: Any) -> str:
 
 def check_var_mapping(value: Any, at: At, key: Key, owner: str) -> dict[str, Any]:
     """One mapping of vars (at ``key``: ``vars``, ``vars[2]``; ``owner`` says whose they are:
-    ``golden 'g1'``): string names, none of :data:`RESERVED_VARS`, to JSON values.
-
-    Raises:
-        GoldenError: naming ``key`` or ``key.name``.
-    """
+    ``golden 'g1'``): string names, none of :data:`RESERVED_VARS`, to JSON values (an error
+    names ``key`` or ``key.name``)."""
     if not isinstance(value, Mapping):
         at.fail(f"vars must be a mapping of names to values, not {_kind(value)}", key)
     for name, item in value.items():
@@ -227,12 +224,8 @@ def _read_vars(
 
 
 def parse_golden_asserts(raw_asserts: Any, *, source: str) -> tuple[AssertSpec, ...]:
-    """A golden's (or a defaults file's) ``asserts`` list, parsed and checked.
-
-    Raises:
-        GoldenError: not a list, an assert that does not parse, or a text argument YAML typed
-            (``contains: 2024-01-01``), naming ``asserts[i]``.
-    """
+    """A golden's (or a defaults file's) ``asserts`` list, parsed and checked (a text argument
+    YAML typed, ``contains: 2024-01-01``, is an error naming ``asserts[i]``)."""
     if raw_asserts is None:
         raw_asserts = []
     if not isinstance(raw_asserts, list):

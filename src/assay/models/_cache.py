@@ -39,15 +39,10 @@ CREATE TABLE IF NOT EXISTS outputs (
 
 def provider_identity(config: ProviderConfig, root: Path | None = None) -> dict[str, Any]:
     """The provider's part of a cache key: :meth:`ProviderConfig.cache_identity`, and for a
-    python provider the sha256 of its function's module file (found with the project root
-    ``root``, default the working directory, on ``sys.path``, as the provider imports it), so
-    an edited function is a cache miss. Only the digest: the cache never holds the code. The
-    other types' identities are the config's alone (their existing entries still hit).
-
-    Raises:
-        ValueError: a python provider whose module cannot be found (its ``setting``
-            attribute names the ``function`` field).
-    """
+    python provider the sha256 of its function's module file (:func:`source_digest`, found with
+    the project root ``root``), so an edited function is a cache miss; a module that cannot be
+    found is a ValueError naming the ``function`` setting. The other types' identities are the
+    config's alone (their existing entries still hit)."""
     identity = config.cache_identity()
     if config.type == "python":
         # Imported here: only a run with a python provider pays for it.
@@ -65,16 +60,9 @@ def cache_key(
     *,
     identity: Mapping[str, Any] | None = None,
 ) -> str:
-    """The key of one call's entry.
-
-    Args:
-        identity: ``provider_identity(config, root)`` when the caller has it already (a run
-            computes it once per provider, not once per call); by default it is computed here
-            with the working directory as the project root.
-
-    Raises:
-        ValueError: as :func:`provider_identity`.
-    """
+    """The key of one call's entry. ``identity`` is ``provider_identity(config, root)`` when
+    the caller has it already (a run computes it once per provider, not once per call); by
+    default it is computed here, with the working directory as the project root."""
     material = {
         "provider": dict(identity) if identity is not None else provider_identity(config),
         "prompt": prompt,

@@ -239,13 +239,9 @@ _CHAT_SUFFIXES: Final = (".json", ".yaml", ".yml")
 def _read_named_file(
     value: str, base: Path, suffixes: tuple[str, ...], kind: str, at: At, key: Key
 ) -> tuple[Path, str]:
-    """The path and UTF-8 text of the file a ``file://`` value names.
-
-    Raises:
-        ConfigError: naming the candidates file and field: no path, a suffix not in
-            ``suffixes``, a missing file, one that is not a regular file (a FIFO or device,
-            even behind a symlink: reading it could block the run), or unreadable text.
-    """
+    """The path and UTF-8 text of the file a ``file://`` value names; one that is not a
+    regular file (a FIFO or device, even behind a symlink: reading it could block the run) is
+    refused like a missing one, naming the candidates file and field."""
     name = value[len(FILE_PREFIX) :]
     if not name:
         at.fail(f"{FILE_PREFIX} needs a path after it", key)
@@ -268,12 +264,8 @@ def _template(
     value: Any, required: str, base: Path, at: At, key: Key, origin: str | None = None
 ) -> str:
     """A template field's text (its file's content for ``file://PATH``), compiled now so that a
-    syntax error stops the load, not the run at its first golden.
-
-    Args:
-        required: the message for a value that is not a non-empty string.
-        origin: the ``file://`` chat file a message's content was read from, named in errors.
-    """
+    syntax error stops the load, not the run at its first golden. ``required`` is the message
+    for a value that is not a non-empty string, ``origin`` the chat file it was read from."""
     if not isinstance(value, str) or not value:
         at.fail(required + (f" (in {origin})" if origin else ""), key)
     source, field = at.source, at.path(key)

@@ -4,9 +4,6 @@ A candidate with ``system`` or ``messages`` makes chat calls: its conversation, 
 call's ``messages`` (sent natively by the openai and anthropic providers) and, flattened by
 :func:`flatten_messages`, its ``prompt`` (what the command, python, echo and plugin providers
 receive). A conversation of one user message is a plain prompt call.
-
-Outputs come back as ``{candidate: {golden_id: [output per repeat]}}``, where a call that failed
-after its retries is a :class:`CallFailed` (scored as ``error``, never cached).
 """
 
 from __future__ import annotations
@@ -28,8 +25,9 @@ from assay.results import CallFailed
 
 @dataclass(slots=True)
 class LiveOutputs:
-    """Every call's output (a :class:`CallFailed` for a failed call) and why the model stopped,
-    by candidate, golden id and repeat."""
+    """Every call's output (a :class:`CallFailed`, scored as ``error`` and never cached, for a
+    call that failed after its retries) and why the model stopped, by candidate, golden id and
+    repeat: ``{candidate: {golden_id: [output per repeat]}}``."""
 
     outputs: dict[str, dict[str, list[Any]]]
     repeats: int
@@ -40,15 +38,10 @@ class LiveOutputs:
 
 
 def prompt_context(golden: Golden) -> dict[str, Any]:
-    """What a prompt template may use: never the expected answer, rubric or asserts.
-
-    The golden's ``vars`` mapping, when it has one, comes under the ``vars`` key; templates see
-    its names at the top level (:func:`assay.models.render`).
-
-    Raises:
-        GoldenError: a var is named like one of the golden's own names (``input``, ``id``,
-            ``tier``, ``title``, ``role``), which it would hide from the templates.
-    """
+    """What a prompt template may use: never the expected answer, rubric or asserts. The
+    golden's ``vars`` mapping comes under the ``vars`` key (templates see its names at the top
+    level, :func:`assay.models.render`); a var named like one of the golden's own names, which
+    it would hide from the templates, is a GoldenError."""
     context: dict[str, Any] = {"id": golden.id, "tier": golden.tier, "input": golden.input}
     for name in ("title", "role"):
         if golden.fields.get(name) is not None:

@@ -147,17 +147,10 @@ def _reads_other_files(tree: nodes.Template) -> str | None:
 def compile_template(
     template: str, *, source: str | None, field: str, origin: str | None = None
 ) -> Template:
-    """The compiled template (compiled once per text).
-
-    Args:
-        source: the file the template is written in (the candidates file), for errors.
-        field: the template's field there (``candidates[0].prompt``).
-        origin: the ``file://`` path the text came from, named in errors.
-
-    Raises:
-        ConfigError: a syntax error (with Jinja's message and line), or ``include``, ``import``
-            or ``extends`` (a template reads no other file: use ``file://`` for a whole prompt).
-    """
+    """The compiled template (compiled once per text); errors name ``source`` (the candidates
+    file), ``field`` (``candidates[0].prompt``) and ``origin`` (the ``file://`` path the text
+    came from). ``include``, ``import`` and ``extends`` are refused like a syntax error: a
+    template reads no other file."""
     compiled = _compiled.get(template)
     if compiled is not None:
         return compiled

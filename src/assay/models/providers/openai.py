@@ -60,14 +60,6 @@ def environment_value(variable: str, setting: str) -> str:
     return value
 
 
-def config_headers(config: ProviderConfig) -> dict[str, str]:
-    """The static ``headers`` and the ``header_env`` ones, read from the environment now."""
-    headers = dict(config.headers)
-    for name, variable in config.header_env:
-        headers[name] = environment_value(variable, f"header_env.{name}")
-    return headers
-
-
 def token_count(value: Any) -> int:
     """A usage field as a count: a non-negative whole number, else 0 (usage is accounting,
     never a reason to fail a call)."""
@@ -90,7 +82,9 @@ class HTTPProvider:
     def __init__(self, config: ProviderConfig, auth: dict[str, str]):
         import httpx
 
-        headers = {"Content-Type": "application/json", **auth, **config_headers(config)}
+        headers = {"Content-Type": "application/json", **auth, **dict(config.headers)}
+        for name, variable in config.header_env:  # read from the environment now
+            headers[name] = environment_value(variable, f"header_env.{name}")
         self.config = config
         self._httpx = httpx
         # httpcore's pool does work per request that grows with the square of its connection
@@ -114,12 +108,8 @@ class HTTPProvider:
         self._busy = [0] * shards
 
     async def post(self, body: dict[str, Any]) -> Any:
-        """The response's JSON value.
-
-        Raises:
-            ProviderError: a timeout, a connection failure, a 429/5xx (retryable, with the
-                server's Retry-After) or another 4xx (final). A body that is not JSON is None.
-        """
+        """The response's JSON value (None for a body that is not JSON); a 429 or 5xx is a
+        retryable ProviderError (with the server's Retry-After), another 4xx a final one."""
         httpx = self._httpx
         try:
             # The least busy pool, so no request queues behind a full one while another idles.

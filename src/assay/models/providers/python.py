@@ -64,12 +64,8 @@ def _cannot_import(spec: str, module_name: str, exc: BaseException) -> FunctionE
 
 def load_function(spec: str, root: Path | None = None) -> Callable[..., Any]:
     """Import ``module:function``, the project root ``root`` (default: the working directory)
-    first on ``sys.path`` for the import.
-
-    Raises:
-        FunctionError: a bad spec, a module that cannot be imported (missing, a syntax
-            error, raising or exiting at import), or a missing or non-callable attribute.
-    """
+    first on ``sys.path`` for the import; a module that is missing, does not compile, raises or
+    exits at import is a FunctionError, as is a bad spec or attribute."""
     module_name, attr = _module_name(spec)
     try:
         module = import_project_module(module_name, Path.cwd() if root is None else root)
@@ -86,12 +82,8 @@ def load_function(spec: str, root: Path | None = None) -> Callable[..., Any]:
 def source_digest(spec: str, root: Path | None = None) -> str | None:
     """The sha256 of the file ``module:function``'s module is imported from (found as
     :func:`load_function` finds it, the module itself not run); None for a module with no
-    file. Only the digest: the cache never holds the code.
-
-    Raises:
-        FunctionError: a bad spec, or a module that cannot be found (a cache hit must not
-            hide a provider that cannot start).
-    """
+    file. Only the digest: the cache never holds the code. A module that cannot be found is a
+    FunctionError: a cache hit must not hide a provider that cannot start."""
     module_name, _attr = _module_name(spec)
     try:
         return module_digest(module_name, Path.cwd() if root is None else root)
