@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from assay.views import render
+
 
 def _escaped_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (an outputs file may hold ``"\\ud800"``, which no UTF-8
@@ -26,11 +28,8 @@ def chosen_format(as_json: bool, fmt: str | None) -> str:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Print ``text`` or write it atomically to ``output``.
-
-    Raises:
-        AssayError: ``output`` cannot be written or is not a regular file (never written through).
-    """
+    """Print ``text`` or write it atomically to ``output`` (an AssayError when it cannot be
+    written or is not a regular file, which is never written through)."""
     if output is None:
         try:
             click.echo(text, nl=False)
@@ -55,22 +54,18 @@ def deliver(text: str, document: dict[str, Any], output: Path | None) -> None:
 
         click.echo(render_verdict(document, str(output)), err=True, nl=False)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        from assay.views import render
-
         append_step_summary(render("markdown", document))
 
 
 def append_step_summary(markdown: str) -> None:
-    """On GitHub Actions, add the Markdown summary to the job's step summary (its protocol is
-    appending to the file it names)."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
+    """Add the Markdown summary to the GitHub Actions job's step summary (its protocol is
+    appending to the file it names; only called where ``GITHUB_STEP_SUMMARY`` is set)."""
     from assay.errors import AssayError
     from assay.io import append_text
 
+    target = Path(os.environ["GITHUB_STEP_SUMMARY"])
     try:
-        append_text(Path(target), markdown if markdown.endswith("\n") else markdown + "\n")
+        append_text(target, markdown if markdown.endswith("\n") else markdown + "\n")
     except AssayError as exc:
         # The report itself was delivered; a summary that cannot be added is not worth exit 1.
         click.echo(f"assay: warning: GITHUB_STEP_SUMMARY: {exc}", err=True)

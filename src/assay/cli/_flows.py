@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from assay.cli._common import chosen_format, deliver, emit
+from assay.views import dump_json, failures_only, render
 
 if TYPE_CHECKING:
     from assay.agent import AgentOptions, Sandbox
@@ -30,8 +31,6 @@ class Report:
 
     def show(self, document: dict[str, Any], content: Any = None) -> None:
         """Print (or write) the report: see :func:`~assay.cli._common.deliver`."""
-        from assay.views import failures_only, render
-
         shown = failures_only(document) if self.failures_only else document
         text = render(self.fmt, shown, content, quiet=self.quiet)
         if self.fmt == "text" and self.output is None and sys.stdout.isatty():
@@ -40,17 +39,6 @@ class Report:
 
             text = styled(text, colour=use_colour(sys.stdout))
         deliver(text, shown, self.output)
-
-
-def report_settings(flags: dict[str, Any]) -> Report:
-    """The report the Report flags ask for, checked; ``--json`` is ``--format json``."""
-    chosen = chosen_format(flags["as_json"], flags["fmt"])
-    quiet = flags["quiet"]
-    if quiet and chosen != "text":
-        raise click.UsageError(f"--quiet shortens the text report; --format {chosen} is whole")
-    if quiet and flags["failures_only"]:
-        raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
-    return Report(chosen, flags["output"], quiet, flags["failures_only"])
 
 
 def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> tuple[Any, Any]:
@@ -81,9 +69,8 @@ def selection(shard_spec: str | None, patterns: tuple[str, ...], mode: str) -> t
 
 def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
     """The Which goldens, Baseline and Report flags gate, eval and bench share, checked: the
-    report, and the fields of ``GateOptions`` and ``AgentOptions`` they set (``max_repeats``
-    only where the command has ``--max-repeats``). Flags that do not go together are a
-    ``click.UsageError``, an empty pattern an AssayError."""
+    report (``--json`` is ``--format json``), and the fields of ``GateOptions`` and
+    ``AgentOptions`` they set (``max_repeats`` only where the command has ``--max-repeats``)."""
     write, check = flags["write_baseline"], flags["check"]
     if write and check:
         raise click.UsageError("--write-baseline and --check cannot be used together")
@@ -94,12 +81,16 @@ def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
             raise click.UsageError("--alpha and --max-repeats apply to --check")
         raise click.UsageError("--alpha applies to --check")
     shard, chosen = selection(flags["shard_spec"], flags["patterns"], mode)
-    report = report_settings(flags)
+    fmt, quiet = chosen_format(flags["as_json"], flags["fmt"]), flags["quiet"]
+    if quiet and fmt != "text":
+        raise click.UsageError(f"--quiet shortens the text report; --format {fmt} is whole")
+    if quiet and flags["failures_only"]:
+        raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
     settings = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
     settings |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
     if "max_repeats" in flags:
         settings["max_repeats"] = max_repeats
-    return report, settings
+    return Report(fmt, flags["output"], quiet, flags["failures_only"]), settings
 
 
 def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions]:
@@ -128,7 +119,7 @@ def run_gate_flow(
     if self_test:
         from assay.cascade import check_context
         from assay.goldens import self_test as run_self_test
-        from assay.views import dump_json, render_self_test
+        from assay.views import render_self_test
 
         result = run_self_test(load_selected(options, config).goldens, check_context(config))
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)

@@ -9,8 +9,8 @@ from typing import Any, Final, TypeVar
 
 import click
 
-from assay.views import FORMATS
-from assay.vocabulary import BUILTIN_BACKENDS
+from assay.views import FORMATS, is_known_format
+from assay.vocabulary import BUILTIN_BACKENDS, TIERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORCE_HELP: Final = (
@@ -22,7 +22,6 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
     if value is None:
         return None
     from assay.plugins import builtins_or_plugin_text
-    from assay.views import is_known_format
 
     if not is_known_format(value):
         message = f"{value!r} is not a format (use {builtins_or_plugin_text(FORMATS, 'format')})"
@@ -92,8 +91,6 @@ def apply(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 
 def selection_options() -> Callable[[F], F]:
-    from assay.vocabulary import TIERS
-
     return apply(
         click.option(
             "-t",

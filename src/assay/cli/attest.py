@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from assay.cli._options import json_option, key_file_option, path_option
+from assay.views import dump_json
 
 if TYPE_CHECKING:
     from assay.attest import Verification
@@ -84,8 +85,6 @@ def seal_command(
         folder=config.attestations,
     )
     if as_json:
-        from assay.views import dump_json
-
         document = {name: getattr(sealed, name) for name in ("id", "verdict", "events", "matches")}
         click.echo(dump_json(document), nl=False)
     else:
@@ -125,8 +124,6 @@ def verify_command(
     config = load_config()
     result = verify(config.root, attestation_id, key, journal, folder=config.attestations)
     if as_json:
-        from assay.views import dump_json
-
         click.echo(dump_json(result.to_dict()), nl=False)
     else:
         for line in verification_lines(result):

@@ -1,8 +1,7 @@
 """``assay import promptfoo CONFIG``: convert another tool's config into goldens and candidates.
 
-The conversion is :mod:`assay.importers.promptfoo`'s; this writes its files and lists what was
-not converted. Any such construct makes the exit code 1 unless ``--allow-partial``, so a CI
-migration script cannot believe a half conversion is whole.
+Any construct not converted is listed and makes the exit code 1 unless ``--allow-partial``, so a
+CI migration script cannot believe a half conversion is whole.
 """
 
 from __future__ import annotations
@@ -55,15 +54,13 @@ def promptfoo_command(config: Path, output: Path | None, allow_partial: bool, fo
     for path, text in files.items():
         atomic_write_text(path, text, ConfigError)
     goldens_file = folder / "goldens" / f"{conversion.stem}.yaml"
-    candidate_ids = ", ".join(c["id"] for c in conversion.candidates["candidates"])
+    candidates = conversion.candidates["candidates"]
+    candidate_ids = ", ".join(c["id"] for c in candidates)
     click.echo(f"converted {config}: {len(conversion.goldens)} tests")
     click.echo(f"goldens written: {len(conversion.goldens)} in {goldens_file}")
     if conversion.defaults is not None:
         click.echo(f"defaults written: {folder / 'goldens' / '_defaults.yaml'}")
-    click.echo(
-        f"candidates: {len(conversion.candidates['candidates'])} in "
-        f"{folder / 'candidates.yaml'} ({candidate_ids})"
-    )
+    click.echo(f"candidates: {len(candidates)} in {folder / 'candidates.yaml'} ({candidate_ids})")
     bare = sum(1 for g in conversion.goldens if not g.get("asserts"))
     if bare and not (conversion.defaults or {}).get("asserts"):
         # promptfoo passes a test without asserts; assay sends it to tier 2 / the judge.

@@ -1,9 +1,4 @@
-"""``assay init [DIR]``: scaffold a small project that scores at once.
-
-It writes goldens of every kind (string asserts, JSON Pointer and JSON Schema asserts, a tier 2
-similarity golden, a judge-only golden), outputs that pass them, ``assay.toml`` and a GitHub
-Actions workflow. It never overwrites a file: if any target exists, nothing is written.
-"""
+"""``assay init [DIR]``: scaffold a small project that scores at once."""
 
 from __future__ import annotations
 
@@ -207,11 +202,8 @@ def _conflicts(root: Path) -> list[Path]:
 
 
 def scaffold(root: Path) -> list[Path]:
-    """Write the example project into ``root``; return the files written.
-
-    Raises:
-        ConfigError: when any target already exists (nothing is written then), or a write fails.
-    """
+    """Write the example project into ``root``; return the files written. A ConfigError when
+    any target already exists (nothing is written then) or a write fails."""
     conflicts = _conflicts(root)
     if conflicts:
         shown = ", ".join(str(p) for p in conflicts[:5])

@@ -8,6 +8,7 @@ import click
 
 from assay.cli._common import chosen_format, emit
 from assay.cli._options import format_option
+from assay.views import dump_json, render
 
 
 @click.command("report")
@@ -18,7 +19,6 @@ from assay.cli._options import format_option
 def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
     """Score, components, per-tier rates, cost and task count of a saved run."""
     from assay.agent import load_run
-    from assay.views import dump_json, render
 
     fmt = chosen_format(as_json, fmt)
     if fmt == "outputs":
@@ -47,7 +47,6 @@ def failures_command(
 ) -> int:
     """The failure taxonomy of a saved run: task, category, details, and counts."""
     from assay.agent import failures_table, load_run
-    from assay.views import dump_json, render
 
     fmt = chosen_format(as_json, fmt)
     document = load_run(Path.cwd(), run_id)

@@ -1,11 +1,6 @@
 """Views of a run. Every renderer reads the same results document (the ``--json`` output or a
 saved run record) and only reads it; the HTML report may also show content the document never
 holds (inputs, expected answers, outputs), passed as :class:`~assay.results.ReportContent`.
-
-Built-in formats: ``text``, ``json``, ``markdown``, ``junit``, ``html``, and ``outputs`` (the
-answers as an outputs file ``--outputs`` reads back). Each renderer module is
-imported only when its format is asked for. Any other format is a plugin named ``pkg/name``
-(the ``assay.formats`` entry point group, see :mod:`assay.views._formats` and docs/plugins.md).
 """
 
 from __future__ import annotations

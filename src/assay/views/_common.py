@@ -42,21 +42,16 @@ def signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.3f}"
 
 
-def failed_checks(result: Mapping[str, Any]) -> list[str]:
-    """``text: reason`` of every failed check (only the op in a redacted run record)."""
-    return [
+def why(result: Mapping[str, Any]) -> list[str]:
+    """Why a result is not a pass, most specific first: an agent task's failure category, the
+    failed checks (``text: reason``; only the op in a redacted run record), else the notes."""
+    failure = result.get("failure")
+    lines = [f"{failure['category']}: {failure['details']}"] if failure else []
+    lines += [
         f"{c['text']}: {c.get('reason') or 'failed'}"
         for c in result.get("checks", ())
         if not c["passed"]
     ]
-
-
-def why(result: Mapping[str, Any]) -> list[str]:
-    """Why a result is not a pass, most specific first: an agent task's failure category, the
-    failed checks, else the notes."""
-    failure = result.get("failure")
-    lines = [f"{failure['category']}: {failure['details']}"] if failure else []
-    lines += failed_checks(result)
     return lines or [str(n) for n in result.get("notes", ())]
 
 

@@ -1,9 +1,5 @@
-"""Report format plugins: the contract a ``pkg/name`` format from another package follows.
-
-A format plugin is an entry point in the ``assay.formats`` group naming a
-:class:`FormatRenderer`: the run's JSON document (what ``--format json`` prints) and a
-:class:`RenderContext` in, the whole report as text out (docs/plugins.md). The views call
-:func:`render_plugin_format` for a namespaced format name that is not built in.
+"""Report format plugins: the contract a ``pkg/name`` format from another package follows: an
+entry point in the ``assay.formats`` group naming a :class:`FormatRenderer` (docs/plugins.md).
 """
 
 from __future__ import annotations
@@ -37,7 +33,7 @@ class FormatRenderer(Protocol):
     """The function an ``assay.formats`` entry point names."""
 
     def __call__(self, document: Mapping[str, Any], context: RenderContext | None) -> str:
-        """Render ``document`` as the whole report text."""
+        """Render ``document`` (what ``--format json`` prints) as the whole report text."""
         ...
 
 

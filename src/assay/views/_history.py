@@ -93,12 +93,6 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
             "</tr>"
         )
     csp = f"default-src 'none'; style-src {csp_source(_CSS)}"
-    table = (
-        "<table><thead><tr><th>run</th><th>kind</th><th>when (UTC)</th><th>results</th>"
-        "<th>pass rate</th><th>verdict / score</th></tr></thead><tbody>"
-        + "".join(body_rows)
-        + "</tbody></table>"
-    )
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8">'
@@ -107,6 +101,8 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
         f"<style>{_CSS}</style></head><body>"
         "<h1>assay run history</h1>"
         f'<p class="sub">{len(rows)} saved run(s), newest first · pass rate per run, oldest '
-        f"left · assay {esc(__version__)}</p>"
-        f"{_chart(rows)}{table}</body></html>\n"
+        f"left · assay {esc(__version__)}</p>{_chart(rows)}"
+        "<table><thead><tr><th>run</th><th>kind</th><th>when (UTC)</th><th>results</th>"
+        "<th>pass rate</th><th>verdict / score</th></tr></thead>"
+        f"<tbody>{''.join(body_rows)}</tbody></table></body></html>\n"
     )

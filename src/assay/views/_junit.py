@@ -74,12 +74,8 @@ def _testcase(suite: ET.Element, result: Mapping[str, Any], content: ReportConte
     if status == "fail":
         lines = why(result)
         kind = failure["category"] if failure else result.get("decided_by") or "fail"
-        _sub(
-            case,
-            "failure",
-            {"message": _fail_message(lines), "type": kind},
-            "\n".join([_fail_body(result, lines), *details(result, content)]),
-        )
+        body = "\n".join([_fail_body(result, lines), *details(result, content)])
+        _sub(case, "failure", {"message": _fail_message(lines), "type": kind}, body)
     elif status in ("no-output", "error"):
         message = _short("; ".join(why(result)) or status)
         _sub(case, "error", {"message": message, "type": status}, notes or None)

@@ -11,9 +11,6 @@ from assay.errors import AssayError
 from assay.io import dump_json
 from assay.results import ReportContent
 
-# Results that hold no answer: a failed call's "output" is its error message.
-_NO_ANSWER = frozenset({"error", "no-output"})
-
 
 def render_outputs(document: Mapping[str, Any], content: ReportContent | None) -> str:
     """One JSONL row per (candidate, golden) that has an answer (the first repeat's); an
@@ -23,7 +20,7 @@ def render_outputs(document: Mapping[str, Any], content: ReportContent | None) -
     known = content.outputs if content is not None else {}
     lines = []
     for result in document["results"]:
-        if result["status"] in _NO_ANSWER:
+        if result["status"] in ("error", "no-output"):  # no answer: "output" is the error
             continue
         produced = known.get(result["candidate"], {})
         if result["id"] in produced:

@@ -186,7 +186,6 @@ def render_text(
                     lines.append(f"{passing}{r['id']:<{width}}  {r.get('decided_by') or '-'}")
                     continue
                 lines.append(_row(r, width))
-                # What a failing golden said, and how it differs from the expected answer.
                 lines.extend([" " * 15 + line for line in details(r, content)])  # under the id
             lines.append(("  " if multi else "") + "summary: " + summary_line(s))
             lines.append("")
@@ -252,8 +251,7 @@ def render_self_test(report: SelfTestReport) -> str:
             lines.append("      adds nothing")
     for item in report.inconsistent:
         lines.append(f"  INCONSISTENT  {item.id} ({item.source})")
-        for c in item.failed:
-            lines.append(f"      {c.text}: {c.reason}")
+        lines.extend(f"      {c.text}: {c.reason}" for c in item.failed)
     for golden_id in report.no_expected:
         lines.append(f"  skipped       {golden_id}: has asserts but no expected value")
     for golden_id in report.no_origin:
@@ -266,9 +264,6 @@ def render_self_test(report: SelfTestReport) -> str:
             f"  warning       {golden_id}: unknown field(s) {names} kept as metadata"
             " (strict = true in the config makes them errors)"
         )
-    lines.append(
-        "self-test: OK"
-        if report.ok
-        else f"self-test: {len(report.inconsistent)} inconsistent golden(s)"
-    )
+    verdict = "OK" if report.ok else f"{len(report.inconsistent)} inconsistent golden(s)"
+    lines.append(f"self-test: {verdict}")
     return "\n".join(lines) + "\n"
