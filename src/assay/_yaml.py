@@ -29,13 +29,9 @@ def yaml_load(
     error: type[AssayError] = GoldenError,
     loader: Any = _Loader,
 ) -> Any:
-    """Safe-load YAML, turning parser errors into ``error`` naming ``source`` and the line
-    (``loader``: a safe loader of other resolvers, e.g. YAML 1.2's booleans for promptfoo).
-
-    Raises:
-        AssayError: (of type ``error``) malformed YAML, too big, nested too deeply, or with
-            aliases that loop or expand it too far.
-    """
+    """Safe-load YAML; malformed YAML (naming the line), a document too big, nested too deeply
+    or with aliases that loop or expand it too far is an ``error`` naming ``source``.
+    ``loader``: a safe loader of other resolvers, e.g. YAML 1.2's booleans for promptfoo."""
     if len(text) > MAX_YAML_BYTES:
         raise error(
             f"the YAML document is over {MAX_YAML_BYTES // (1024 * 1024)} MiB", source=source
@@ -62,11 +58,8 @@ def check_expansion(
     root: Any, budget: int, source: str, error: type[AssayError] = GoldenError
 ) -> None:
     """Count the values of ``root`` as if every alias were copied out, without copying: each
-    shared list or mapping is sized once. A loop, or more than ``budget`` values, is an error.
-
-    Raises:
-        AssayError: (of type ``error``) naming ``source``.
-    """
+    shared list or mapping is sized once. A loop, or more than ``budget`` values, is an
+    ``error`` naming ``source``."""
     sizes: dict[int, int] = {}
     open_: set[int] = set()  # containers on the current path: meeting one again is a loop
     stack: list[tuple[Any, bool]] = [(root, False)]

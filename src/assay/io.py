@@ -89,9 +89,7 @@ def require_regular_file(path: Path | str, error: type[AssayError]) -> None:
     """For files found by walking a folder (goldens, telemetry): each must be a regular file.
     Reading a FIFO named ``x.md`` would block the run forever, and a symlink loop or a dangling
     link has nothing to read. (A file the user names is read as given: ``<(cmd)`` works.)
-
-    Raises:
-        error: naming the file and what it is instead.
+    Otherwise ``error`` names the file and what it is instead.
     """
     try:
         mode = os.stat(path).st_mode
@@ -106,17 +104,12 @@ def require_regular_file(path: Path | str, error: type[AssayError]) -> None:
 def read_bytes(
     path: Path | str, error: type[AssayError], *, missing: str = "file not found"
 ) -> bytes:
-    """The file's bytes, undecoded (a BOM is kept; ``decode_utf8`` drops it).
+    """The file's bytes, undecoded (a BOM is kept; ``decode_utf8`` drops it), for parsers that
+    take bytes or need their own decoding.
 
-    For parsers that take bytes or need their own decoding (``tomllib``): e.g.
-    ``tomllib.loads(decode_utf8(read_bytes(path, ConfigError), str(path), ConfigError))``.
-
-    Args:
-        error: the AssayError subclass to raise (ConfigError, GoldenError...).
-        missing: the message when the file does not exist (say what the user should do).
-
-    Raises:
-        error: the file is missing, a folder, or unreadable (the OS reason is named).
+    A missing file, a folder or an unreadable file (the OS reason named) is an ``error`` (the
+    AssayError subclass to raise: ConfigError, GoldenError...); ``missing`` is the message
+    when the file does not exist (say what the user should do).
     """
     with _open_for_reading(path, error, missing) as handle:
         try:
@@ -140,11 +133,8 @@ def decode_utf8(data: bytes, source: str, error: type[AssayError], base: int = 0
 
 
 def read_text(path: Path | str, error: type[AssayError], *, missing: str = "file not found") -> str:
-    """The file as UTF-8 text, a leading BOM dropped.
-
-    Raises:
-        error: as ``read_bytes``, or the bytes are not UTF-8 (naming the byte offset).
-    """
+    """The file as UTF-8 text, a leading BOM dropped; ``error`` as ``read_bytes``, or when the
+    bytes are not UTF-8 (naming the byte offset)."""
     return decode_utf8(read_bytes(path, error, missing=missing), str(path), error)
 
 
@@ -159,11 +149,8 @@ def parse_json(text: str, source: str, error: type[AssayError]) -> Any:
 
 
 def read_json(path: Path | str, error: type[AssayError], *, missing: str = "file not found") -> Any:
-    """The file's JSON value (UTF-8, a leading BOM dropped).
-
-    Raises:
-        error: as ``read_text``, or the text is not JSON.
-    """
+    """The file's JSON value (UTF-8, a leading BOM dropped); ``error`` as ``read_text``, or when
+    the text is not JSON."""
     return parse_json(read_text(path, error, missing=missing), str(path), error)
 
 
@@ -181,14 +168,11 @@ def iter_jsonl_objects(
     stop: int | None = None,
     first_line: int = 1,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(path:line, object)`` for each non-blank line, streamed; a leading BOM dropped.
+    """``(path:line, object)`` for each non-blank line, streamed; a leading BOM dropped. A file
+    that cannot be read, or a line that is not UTF-8, not JSON or not an object, is an ``error``.
 
-    Args:
-        start, stop: the bytes to read, between two line starts (a chunk of a large file);
-            ``first_line`` is the number of the line at ``start``.
-
-    Raises:
-        error: the file cannot be read, or a line is not UTF-8, not JSON, or not an object.
+    ``start``, ``stop``: the bytes to read, between two line starts (a chunk of a large file);
+    ``first_line`` is the number of the line at ``start``.
     """
     source = str(path)
     with _open_for_reading(path, error, missing) as handle:
@@ -310,11 +294,9 @@ def atomic_write_text(path: Path | str, text: str, error: type[AssayError] = Ass
     """Replace ``path`` with ``text`` (UTF-8, newlines as given), atomically.
 
     Parent folders are created. A symlink to a regular file writes that file (see the module).
-
-    Raises:
-        error: the target is not a regular file or a dangling symlink, or any OSError (the old
-            file is left intact and no temp file remains).
-        UnicodeEncodeError: ``text`` holds a lone surrogate (nothing is touched).
+    A target that is not a regular file, a dangling symlink or any OSError is an ``error`` (the
+    old file left intact, no temp file remaining); a lone surrogate in ``text`` is a
+    UnicodeEncodeError (nothing is touched).
     """
     path = Path(path)
     data = text.encode("utf-8")  # before touching the disk: a bad text changes nothing
@@ -338,13 +320,9 @@ def atomic_create_bytes(
     """Create ``path`` holding ``data`` only if nothing is there yet; False if something was.
 
     Exclusive and atomic: the file appears whole or not at all, an existing file, folder or
-    symlink (dangling too) is never replaced or followed.
-
-    Args:
-        mode: permission bits before the umask (0o600 for a secret: it is never wider on disk).
-
-    Raises:
-        error: any OSError (no temp file remains).
+    symlink (dangling too) is never replaced or followed. Any OSError is an ``error`` (no temp
+    file remains). ``mode``: permission bits before the umask (0o600 for a secret: it is never
+    wider on disk).
     """
     path = Path(path)
     try:
@@ -406,11 +384,8 @@ def append_bytes(
 
     The undo truncates back to the size before the append, so the caller must be the only
     appender at that moment (the ledger holds a lock; the journal and step summary have one
-    writer).
-
-    Raises:
-        error: ``path`` is not a regular file, is a symlink and ``follow_symlinks`` is False, or
-            any OSError.
+    writer). A ``path`` that is not a regular file (or is a symlink and ``follow_symlinks`` is
+    False), or any OSError, is an ``error``.
     """
     path = Path(path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC

@@ -214,12 +214,8 @@ def project_on_path(root: Path) -> Iterator[None]:
 
 def _file_digest(name: str) -> str | None:
     """The sha256 of the file ``import name`` loads (the lock held, the root on the path);
-    None for a module with no file (built-in, frozen, a namespace package).
-
-    Raises:
-        ModuleNotFoundError: no such module.
-        Exception: whatever a parent package raised while imported (find_spec imports them,
-            as the import itself would).
+    None for a module with no file (built-in, frozen, a namespace package). find_spec imports
+    the parent packages, as the import itself would: what they raise is raised here.
     """
     import hashlib
 
@@ -277,12 +273,7 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
 
 def _exec_from_source(name: str) -> ModuleType:
     """Import ``name`` afresh (a module already imported is replaced only when this works),
-    its own file compiled from source; its parent packages are imported as usual.
-
-    Raises:
-        ImportError: no such module.
-        Exception: whatever the module raised while run.
-    """
+    its own file compiled from source; its parent packages are imported as usual."""
     old = sys.modules.pop(name, None)
     try:
         spec = importlib.util.find_spec(name)

@@ -26,9 +26,8 @@ def _budget(args: Mapping[str, Any], unit: str) -> float:
 
 
 def _within(budget: float, measured: float | None, what: str, key: str, over: str) -> Outcome:
-    """``measured`` (the ``what`` of the call, ``key`` in the evidence) against ``budget``: over
-    it fails, saying ``over`` (formatted with both); nothing measured is a problem, never a
-    pass."""
+    """``measured`` (``key`` in the evidence) against ``budget``: over it fails, saying ``over``;
+    nothing measured is a problem, never a pass."""
     if measured is None:
         raise ArgumentProblem(f"no {what} measured (static outputs)", {"reason": f"no_{what}"})
     if measured <= budget:

@@ -75,13 +75,7 @@ def _parse_cached(written: str) -> tuple[str, ...]:
 
 
 def parse_pointer(pointer: str) -> tuple[str, ...]:
-    """Split a pointer into its decoded reference tokens.
-
-    Raises:
-        PointerSyntaxError: when the pointer is not empty and does not start with ``/`` (or
-            ``#/``), holds a ``~`` not followed by ``0`` or ``1``, or (as a URI fragment) holds
-            a bad percent-escape.
-    """
+    """Split a pointer into its decoded reference tokens (a PointerSyntaxError if malformed)."""
     if not isinstance(pointer, str):
         raise PointerSyntaxError(f"a JSON Pointer must be a string, not {type(pointer).__name__}")
     return _parse_cached(pointer)
@@ -98,11 +92,8 @@ def _is_index(token: str) -> bool:
 
 
 def resolve(document: Any, pointer: str) -> Any:
-    """Return the value at ``pointer`` in ``document``, or :data:`MISSING`.
-
-    Raises:
-        PointerSyntaxError: when ``pointer`` is a malformed string.
-    """
+    """The value at ``pointer`` in ``document``, or :data:`MISSING` (a malformed pointer
+    raises PointerSyntaxError)."""
     value = document
     for token in parse_pointer(pointer):
         if isinstance(value, dict):

@@ -79,12 +79,8 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
 
 
 def resolve_function(reference: str, root: Path | None) -> Callable[..., Any]:
-    """The function a ``python`` assert names, imported once per (reference, root).
-
-    Raises:
-        ArgumentProblem: the reference is malformed, its file or module is missing or fails
-            to import, or it has no such function.
-    """
+    """The function a ``python`` assert names, imported once per (reference, root); an
+    ArgumentProblem saying why when it cannot be had."""
     base = root if root is not None else Path.cwd()
     key = (reference, str(base))
     found = _RESOLVED.get(key)
@@ -118,15 +114,12 @@ def function_context(golden: Any) -> dict[str, Any]:
 
 
 def _call(fn: Callable[..., Any], output: Any, context: dict[str, Any], timeout: float) -> Any:
-    """``fn(output, context)`` in a daemon thread, bounded by ``timeout`` seconds.
+    """``fn(output, context)`` in a daemon thread, bounded by ``timeout`` seconds (else a
+    TimeoutError); what the function raises is raised here.
 
     A thread, for a coroutine function too (run there with asyncio.run): the caller may be
     inside an event loop, where asyncio.run cannot be called, and a hung function must not
     hold the run (the daemon thread is abandoned).
-
-    Raises:
-        TimeoutError: the function did not return in time.
-        Exception: whatever the function raised.
     """
     # Imported here: a suite without python asserts never loads asyncio (import discipline).
     import asyncio

@@ -91,11 +91,8 @@ def _format_checker() -> Any:
 def _with_our_patterns(cls: Any, keep: frozenset[str] | None = None) -> Any:
     from jsonschema import validators
 
-    table = dict(cls.VALIDATORS)
-    if "pattern" in table:
-        table["pattern"] = _pattern
-    if "patternProperties" in table:
-        table["patternProperties"] = _pattern_properties
+    ours = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    table = {k: ours.get(k, v) for k, v in cls.VALIDATORS.items()}
     if keep is not None:
         table = {k: v for k, v in table.items() if k in keep or k in _CORE}
     return validators.create(
@@ -192,11 +189,8 @@ def _build(schema_text: str, registry: Any) -> Any:
 
 
 def compile_schema(schema: Any, registry: Any = None) -> Any:
-    """The (cached) validator for ``schema``.
-
-    Raises:
-        ArgumentProblem: the schema is not JSON, invalid, or of an unknown draft.
-    """
+    """The (cached) validator for ``schema``; an ArgumentProblem when the schema is not JSON,
+    invalid, or of an unknown draft."""
     # repr() is a cheap, exact cache key for JSON data (1, 1.0 and True differ); the validator
     # itself is built from a JSON round trip, so only JSON schemas ever reach jsonschema.
     fast_key = (repr(schema), id(registry))

@@ -52,19 +52,13 @@ def _item_text(item: Any) -> str:
     if isinstance(item, str):
         return item
     if isinstance(item, bool) or not isinstance(item, int | float):
-        raise ArgumentProblem(
-            f"argument 'value' lists {as_text_safe(item)}, not a string or a number"
-        )
+        try:
+            shown = as_text(item)
+        except (TypeError, ValueError, RecursionError):
+            shown = f"a {type(item).__name__}"
+        message = f"argument 'value' lists {clip(shown, 40)}, not a string or a number"
+        raise ArgumentProblem(message)
     return _number_text(item, "value")
-
-
-def as_text_safe(value: Any) -> str:
-    """A short rendering of an argument for a message; never raises."""
-    try:
-        text = as_text(value)
-    except (TypeError, ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    return clip(text, 40)
 
 
 # ------------------------------------------------------------------ promptfoo's quoted CSV form
@@ -114,10 +108,8 @@ def split_values(text: str) -> tuple[str, ...]:
     with ``"`` runs to its closing quote (commas and spaces inside are kept) and must be
     followed by a comma or the end; any other item runs to the next comma, quotes and all.
     Unlike promptfoo, empty items (``""`` too) are dropped, since an empty needle matches any
-    output. Cached: the same few values are split for every output of a suite.
-
-    Raises:
-        _CsvProblem: an unterminated quote, or text after a closing quote before the comma.
+    output. Cached: the same few values are split for every output of a suite. An unterminated
+    quote, or text after a closing quote before the comma, is a _CsvProblem.
     """
     if '"' not in text:  # the common case: a plain comma list
         return tuple(item for part in text.split(",") if (item := part.strip()))

@@ -342,10 +342,9 @@ def combine_repeats(results: Sequence[Result]) -> Result:
     notes = list(first_bad.notes)
     if 0 < passed < k:
         notes.append(f"flaky: passed {passed} of {k} repeats")
-    status = "pass" if passed == k else first_bad.status
+    # first_bad keeps its status: when every repeat passed it is the first one, a pass.
     return replace(
         first_bad,
-        status=status,
         passed=True if passed == k else first_bad.passed,
         score=sum(scores) / len(scores) if scores else None,
         notes=tuple(notes),

@@ -105,15 +105,12 @@ async def judge_texts(
     stats: RunStats | None = None,
     root: Path | None = None,
 ) -> list[tuple[Verdict | None, str | None]]:
-    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text.
+    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text. No
+    ``[judge.provider]``, or one that cannot start, is a ConfigError naming the config file.
 
     ``stats``, when given, counts the judge's calls, tokens and cost (apart from the
     candidates': a run's judge costs money too). ``root``: the project root, where a python
     judge provider's module is found (default: the working directory).
-
-    Raises:
-        ConfigError: no ``[judge.provider]`` is configured, or the provider cannot start
-            (naming the config file the judge settings came from).
     """
     from assay.models import Call, run_calls
 
@@ -220,19 +217,15 @@ def apply_judge(
     finally:
         if cache is not None:
             cache.close()
+    # Each item as finish_judged reads it: (score, reason), or the error text.
+    graded = [(v["score"], v["reason"]) if v is not None else str(e) for v, e in verdicts]
     decided = []
     for (result, _, golden), mine in zip(pending, owned, strict=True):
         if isinstance(mine, int):
-            verdict, error = verdicts[mine]
-            decided.append(_tier3_decided(result, golden, verdict, error))
-            continue
-        graded: dict[int, tuple[float, str] | str] = {}
-        for index, item in mine:
-            verdict, error = verdicts[item]
-            graded[index] = (
-                (verdict["score"], verdict["reason"]) if verdict is not None else str(error)
-            )
-        decided.append(finish_judged(golden, result, graded))
+            decided.append(_tier3_decided(result, golden, *verdicts[mine]))
+        else:
+            own = {index: graded[item] for index, item in mine}
+            decided.append(finish_judged(golden, result, own))
     return decided
 
 
@@ -282,10 +275,8 @@ def judge(
 ) -> Verdict:
     """Grade one ``output`` against ``rubric`` (what a good answer does), and ``expected`` (a
     reference answer) if there is one, with the judge of ``settings`` (default: the ``[judge]``
-    block of the project's config). Blocking.
-
-    Raises:
-        ConfigError: no judge provider is configured, or the judge's verdict is unusable.
+    block of the project's config). Blocking; a ConfigError when no judge provider is
+    configured or the judge's verdict is unusable.
     """
     import asyncio
 
