@@ -26,6 +26,7 @@ CASES = {
     "gate_calibration.py": ["--gates", "3"],
     "real_model_bench.py": ["--calls", "2", "--max-tokens", "4"],
     "ray_agent_tasks.py": ["--tasks", "4"],
+    "teardown.py": ["--goldens", "3", "--rounds", "1"],
 }
 
 
