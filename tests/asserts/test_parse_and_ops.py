@@ -659,3 +659,22 @@ def test_an_assert_at_a_path_still_knows_why_the_model_stopped(reason: str, pass
     # at a path always failed with "no finish reason is known".
     result = check({"op": "natural-stop", "path": "/a"}, Finished('{"a": 1}', reason))
     assert result.passed is passed
+
+
+@pytest.mark.parametrize(
+    "raw, output",
+    [
+        ("starts-with: 30", "30 days, no more."),
+        ("contains:  30 days", "refunds within 30 days"),
+        ("regex: ^a", "ab"),
+        ("not-contains: x", "abc"),
+    ],
+)
+def test_the_string_form_drops_the_spaces_after_the_colon(raw: str, output: str) -> None:
+    # 'starts-with: 30' tested " 30", so it failed on "30 days, no more.".
+    assert check(raw, output).passed is True
+
+
+def test_the_mapping_form_keeps_a_value_exactly() -> None:
+    assert check({"op": "contains", "value": " x"}, "ax").passed is False
+    assert check({"op": "contains", "value": " x"}, "a x").passed is True

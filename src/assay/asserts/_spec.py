@@ -296,7 +296,9 @@ def _parse_string(raw: str, at: At) -> AssertSpec:
         at.fail('judge needs a rubric: write it as a mapping ({op: judge, rubric: "..."})')
     if op in GROUP_OPS:
         at.fail(f"{op} holds asserts: write it as a mapping ({{op: {op}, asserts: [...]}})")
-    args: dict[str, Any] = {"value": arg} if sep else {}
+    # 'contains: 30 days' means "30 days": the spaces after the colon go (nobody writes them
+    # into the value; the mapping form keeps exact values).
+    args: dict[str, Any] = {"value": arg.lstrip(" \t")} if sep else {}
     spec = AssertSpec(op=op, negate=negate, args=args, text=raw)
     if len(_STRING_SPECS) < _STRING_CACHE_LIMIT:
         _STRING_SPECS[raw] = spec
