@@ -83,6 +83,37 @@ def test_format_outputs_writes_a_file_outputs_reads_back(tmp_path: Path) -> None
     }
 
 
+def test_format_outputs_to_a_json_file_writes_json_outputs_reads_back(tmp_path: Path) -> None:
+    # It wrote JSON Lines into answers.json, which --outputs then refused as invalid JSON.
+    with fake_openai() as server:
+        goldens = write_goldens(tmp_path, GOLDENS[:1])
+        candidates = write_candidates(
+            tmp_path, server, (("brief", "Q: {{ input }}"), ("polite", "Please: {{ input }}"))
+        )
+        args = ["eval", goldens, "--candidates", candidates, "-f", "outputs", "-o", "answers.json"]
+        code, _, err = run_cli(args, tmp_path)
+        assert code == 0, err
+    assert json.loads((tmp_path / "answers.json").read_text()) == {
+        "brief": {"capital": echo_text("Q: What is the capital of France?")},
+        "polite": {"capital": echo_text("Please: What is the capital of France?")},
+    }
+    code, out, err = run_cli(["gate", goldens, "--outputs", "answers.json", "--json"], tmp_path)
+    assert code == 0, err
+    assert {(r["candidate"], r["status"]) for r in json.loads(out)["results"]} == {
+        ("brief", "pass"),
+        ("polite", "pass"),
+    }
+
+
+def test_the_default_candidates_outputs_as_json_are_the_plain_object(tmp_path: Path) -> None:
+    goldens = write_goldens(tmp_path, GOLDENS[:1])
+    (tmp_path / "out.json").write_text(json.dumps({"capital": "Paris, France"}), encoding="utf-8")
+    args = ["gate", goldens, "--outputs", "out.json", "-f", "outputs", "-o", "again.json"]
+    code, _, err = run_cli(args, tmp_path)
+    assert code == 0, err
+    assert json.loads((tmp_path / "again.json").read_text()) == {"capital": "Paris, France"}
+
+
 def test_format_outputs_refuses_an_agent_run(tmp_path: Path) -> None:
     from tests.helpers.telemetry import smoke_telemetry
 

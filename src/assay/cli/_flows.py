@@ -32,7 +32,8 @@ class Report:
     def show(self, document: dict[str, Any], content: Any = None) -> None:
         """Print (or write) the report: see :func:`~assay.cli._common.deliver`."""
         shown = failures_only(document) if self.failures_only else document
-        text = render(self.fmt, shown, content, quiet=self.quiet)
+        file = None if self.output is None else str(self.output)
+        text = render(self.fmt, shown, content, quiet=self.quiet, file=file)
         if self.fmt == "text" and self.output is None and sys.stdout.isatty():
             # A person is reading: colour (unless NO_COLOR) and lines wrapped to the terminal.
             from assay.views import styled, use_colour

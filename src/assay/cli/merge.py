@@ -51,7 +51,10 @@ def merge_command(
     merged = merge_run(
         read_shards(files), config, baseline=baseline, write_baseline=write_baseline, force=force
     )
-    deliver(render(fmt, merged.document, merged.content), merged.document, output)
+    text = render(
+        fmt, merged.document, merged.content, file=None if output is None else str(output)
+    )
+    deliver(text, merged.document, output)
     for reason in merged.undecided:  # the report is out; the exit code says: could not decide
         click.echo(f"assay: error: {reason}", err=True)
     return merged.exit_code

@@ -52,10 +52,12 @@ def render(
     content: ReportContent | None = None,
     *,
     quiet: bool = False,
+    file: str | None = None,
 ) -> str:
     """``document`` drawn in ``fmt``; ``content`` reaches only the views that show content;
     ``quiet``: the text report without a row per golden (only the text format has rows to
-    leave out: the others are files for tools).
+    leave out: the others are files for tools); ``file``: where it will be written (an outputs
+    file named ``.json`` is written as JSON, one named otherwise as JSON Lines).
 
     Raises:
         PluginError: a plugin format that cannot load, raises or returns no text.
@@ -65,7 +67,11 @@ def render(
     if fmt in _RENDERERS:
         module, name = _RENDERERS[fmt]
         draw: Callable[..., str] = getattr(import_module(module), name)
-        return draw(document, content, quiet=quiet) if fmt == "text" else draw(document, content)
+        if fmt == "text":
+            return draw(document, content, quiet=quiet)
+        if fmt == "outputs":
+            return draw(document, content, as_object=(file or "").endswith(".json"))
+        return draw(document, content)
     from assay.views._formats import RenderContext, render_plugin_format
 
     view = str(document.get("kind", "gate"))
