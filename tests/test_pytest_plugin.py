@@ -129,3 +129,13 @@ def test_under_check_only_a_regression_fails(tmp_path: Path) -> None:
     assert code == 0, out
     assert "XFAIL assay::smoke-new-one - fail, not a regression (not in the baseline)" in out
     assert "PASSED assay::assay-gate" in out
+
+
+def test_a_golden_with_no_output_is_not_said_to_be_decided_by_none(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    outputs = json.loads((project / "outputs.json").read_text(encoding="utf-8"))
+    del outputs["smoke-refund-policy"]
+    (project / "outputs.json").write_text(json.dumps(outputs), encoding="utf-8")
+    _, out = _pytest(project, *ARGS)
+    assert "smoke-refund-policy (default): no-output" in out, out
+    assert "decided by None" not in out

@@ -87,10 +87,23 @@ def test_every_call_rejected_cannot_decide(tmp_path: Path) -> None:
 def test_a_baseline_is_not_written_from_a_run_that_cannot_decide(tmp_path: Path) -> None:
     args = live_project(tmp_path)
     phase(tmp_path, "down")
-    code, _, err = run_cli([*args, "--write-baseline"], tmp_path)
+    code, out, err = run_cli([*args, "--write-baseline"], tmp_path)
     assert code == 1
     assert not (tmp_path / "assay-baseline.json").exists()
     assert "the gate cannot decide" in err
+    # The note says it was not written; no "baseline written: None" line after it.
+    assert "note: baseline not written to assay-baseline.json" in out
+    assert "baseline written" not in out
+
+
+def test_one_golden_is_one_golden(tmp_path: Path) -> None:
+    args = live_project(tmp_path, goldens=1)
+    phase(tmp_path, "a")
+    code, out, _ = run_cli(args, tmp_path)
+    assert code == 0
+    assert out.startswith("assay: 1 golden\n")
+    assert "summary: 1 golden: " in out
+    assert "1 goldens" not in out
 
 
 def test_max_error_rate_allows_some_errors(tmp_path: Path) -> None:

@@ -185,7 +185,8 @@ def _failure_text(run: GateRun, result: Result) -> str:
     from assay.asserts import as_text
 
     candidate, golden_id = result.candidate, result.id
-    lines = [f"{golden_id} ({candidate}): {result.status}, decided by {result.decided_by}"]
+    decided = "" if result.decided_by is None else f", decided by {result.decided_by}"
+    lines = [f"{golden_id} ({candidate}): {result.status}{decided}"]
     for check in result.checks:
         if not check.passed:
             lines.append(f"  failed {check.text}: {check.reason or 'failed'}")

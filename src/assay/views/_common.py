@@ -80,7 +80,12 @@ def title(document: Document) -> str:
     goldens = document["summary"].get("goldens")
     if goldens is None:
         goldens = len(golden_ids(document))
-    return f"assay: {goldens} goldens"
+    return f"assay: {plural(goldens, 'golden')}"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 golden``, ``2 goldens``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def gate_state(document: Document) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Final
 from assay._version import __version__
 from assay.goldens import Golden
 from assay.results import ReportContent
-from assay.views._common import Document, candidates, csp_source, gate_state
+from assay.views._common import Document, candidates, csp_source, gate_state, plural
 
 # The page's style and script ship as package data (read once, inlined into every report).
 _ASSETS = resources.files("assay").joinpath("views", "assets")
@@ -134,7 +134,7 @@ def _regressions(document: Document, content: ReportContent) -> list[dict[str, A
 
 def _subtitle(document: Document, goldens: int) -> str:
     summary = document["summary"]
-    parts = [f"{goldens} goldens", f"{len(candidates(document))} candidate(s)"]
+    parts = [plural(goldens, "golden"), f"{len(candidates(document))} candidate(s)"]
     if summary.get("mode"):
         parts.append(f"mode {summary['mode']}")
     if document.get("run_id"):

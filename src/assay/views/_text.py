@@ -16,6 +16,7 @@ from assay.views._common import (
     golden_ids,
     one_line,
     pct,
+    plural,
     score,
     signed,
     title,
@@ -46,7 +47,7 @@ def _row(r: Mapping[str, Any], width: int) -> str:
 def summary_line(s: Mapping[str, Any]) -> str:
     counts = ", ".join(f"{s['counts'].get(k, 0)} {k}" for k in STATUSES)
     return (
-        f"{s['total']} goldens: {counts} · pass rate {pct(s['pass_rate'])} · "
+        f"{plural(s['total'], 'golden')}: {counts} · pass rate {pct(s['pass_rate'])} · "
         f"mean score {score(s['mean_score'])}"
     )
 
@@ -76,7 +77,7 @@ def _matrix(document: Document, width: int) -> list[str]:
 def _ranking(document: Document) -> list[str]:
     return ["ranking (mean score desc, pass rate desc, candidate id asc):"] + [
         f"  {i}. {s['candidate']}: mean score {score(s['mean_score'])}, pass rate "
-        f"{pct(s['pass_rate'])} ({s['total']} goldens)"
+        f"{pct(s['pass_rate'])} ({plural(s['total'], 'golden')})"
         for i, s in enumerate(candidates(document), start=1)
     ]
 
@@ -131,8 +132,8 @@ def _calls(calls: Mapping[str, Any], label: str = "calls") -> str:
 def _gate_lines(document: Document, multi: bool) -> list[str]:
     summary = document["summary"]
     lines: list[str] = []
-    if summary.get("mode") == "write-baseline":
-        lines.append(f"baseline written: {summary.get('baseline')}")
+    if summary.get("mode") == "write-baseline" and summary.get("baseline") is not None:
+        lines.append(f"baseline written: {summary['baseline']}")  # None: not written (a note)
     regressions = document.get("regressions")
     if regressions is not None:
         lines.append(f"check against {summary.get('baseline')}: {len(regressions)} regression(s)")
