@@ -41,6 +41,18 @@ def test_a_truncated_answer_is_noted_and_fails_natural_stop(tmp_path: Path) -> N
     assert check["evidence"] == {"reason": "truncated", "finish_reason": "length"}
 
 
+def test_a_truncated_answer_is_noted_in_the_text_rows(tmp_path: Path) -> None:
+    # The note was only in --json: the text row of a passing answer cut short said nothing.
+    with fake_openai() as server:
+        goldens = write_goldens(tmp_path, GOLDENS[:1])
+        candidates = write_candidates(tmp_path, server, model="truncated")
+        code, out, err = run_cli(["eval", goldens, "--candidates", candidates], tmp_path)
+    assert code == 0, err
+    [row] = [line for line in out.splitlines() if " capital " in line]
+    assert row.startswith("  PASS")
+    assert row.endswith("[truncated: the model stopped at its length limit (length)]")
+
+
 def test_natural_stop_fails_closed_on_a_static_output(tmp_path: Path) -> None:
     goldens = write_goldens(tmp_path, GOLDENS[1:])
     (tmp_path / "out.json").write_text(json.dumps({"stop": "hi"}), encoding="utf-8")

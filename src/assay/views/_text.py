@@ -41,6 +41,9 @@ def _row(r: Mapping[str, Any], width: int) -> str:
             line += "  " + one_line("; ".join(reasons))
         elif reasons:
             line += "  (" + one_line("; ".join(reasons)) + ")"
+    cut = [str(n) for n in r.get("notes", ()) if str(n).startswith("truncated:")]
+    if cut and cut[0] not in line:  # a passing answer may be cut short too: say so
+        line += f"  [{one_line(cut[0])}]"
     return line
 
 
@@ -183,7 +186,7 @@ def render_text(
             lines.append(f"candidate {s['candidate']}:" if multi else title(document))
             passing = f"  {LABEL['pass']:<12} "  # most rows of a big suite: written inline
             for r in grouped.get(s["candidate"], []):
-                if r["status"] == "pass" and "repeats" not in r:
+                if r["status"] == "pass" and "repeats" not in r and not r.get("notes"):
                     lines.append(f"{passing}{r['id']:<{width}}  {r.get('decided_by') or '-'}")
                     continue
                 lines.append(_row(r, width))
