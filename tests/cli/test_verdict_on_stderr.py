@@ -48,7 +48,7 @@ def test_a_passing_check_written_to_a_file_says_it_passed(tmp_path: Path) -> Non
     code, out, err = run_cli(args, tmp_path)
     assert code == 0
     assert out == ""
-    assert "1 goldens: 1 pass" in err
+    assert "1 golden: 1 pass" in err
     assert err.splitlines()[-1] == "gate: passed"
 
 
@@ -57,4 +57,4 @@ def test_without_output_stderr_stays_quiet(tmp_path: Path) -> None:
     code, out, err = run_cli(["gate", "goldens", "--outputs", "good.json"], tmp_path)
     assert code == 0
     assert err == ""
-    assert "1 goldens: 1 pass" in out
+    assert "1 golden: 1 pass" in out
