@@ -12,7 +12,6 @@ in the family: they are sealed, with a version and a verifier of their own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,9 +22,9 @@ from assay.io import atomic_write_text, dump_json, read_json
 SCHEMA_VERSION: Final = 2
 
 
-@dataclass(frozen=True, slots=True)
 class RecordType:
-    """One member of the family.
+    """One member of the family (a plain class, not a dataclass: defining one costs a
+    millisecond of every run's start-up, and the members are three constants).
 
     Attributes:
         name: what a message calls a record of it (``baseline``, ``run record``).
@@ -37,11 +36,20 @@ class RecordType:
             baseline).
     """
 
-    name: str
-    error: type[AssayError]
-    fields: v.Spec | None = None
-    retired: Mapping[int, str] = field(default_factory=dict)
-    compact: bool = False
+    __slots__ = ("compact", "error", "fields", "name", "retired")
+
+    def __init__(
+        self,
+        name: str,
+        error: type[AssayError],
+        *,
+        fields: v.Spec | None = None,
+        retired: Mapping[int, str] | None = None,
+        compact: bool = False,
+    ) -> None:
+        self.name, self.error, self.fields = name, error, fields
+        self.retired: Mapping[int, str] = retired or {}
+        self.compact = compact
 
     def dump(self, record: Mapping[str, Any]) -> str:
         return dump_json(record, compact=self.compact)
