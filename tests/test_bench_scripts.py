@@ -27,6 +27,7 @@ CASES = {
     "real_model_bench.py": ["--calls", "2", "--max-tokens", "4"],
     "ray_agent_tasks.py": ["--tasks", "4"],
     "teardown.py": ["--goldens", "3", "--rounds", "1"],
+    "golden_memory.py": ["--mb", "1"],
 }
 
 

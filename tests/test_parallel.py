@@ -249,7 +249,7 @@ def test_tiers_the_project_suite_and_text_output_are_the_same(
     )
     assert one == split
     assert one[0] == 0
-    # No PATH: the project's goldens folder (goldens/ here) plus packaged defaults.
+    # No PATH: the project's goldens folder (goldens/ here).
     one, split = both(tmp_path, "--outputs", outputs, "--json")
     assert one == split
     assert one[0] == 0
@@ -324,8 +324,8 @@ def test_outputs_per_candidate_and_object_outputs_are_the_same(
     one, split = both(tmp_path, goldens, "--outputs", objects, "--json")
     assert one == split
     assert json.loads(one[1])["summary"]["candidates"][0]["candidate"] == "default"
-    # Two candidates and goldens no worker scored (the packaged defaults of the project suite).
-    one, split = both(tmp_path, "--outputs", per_candidate, "--json")
+    # Two candidates and goldens no worker scored (--packaged adds them to the project suite).
+    one, split = both(tmp_path, "--outputs", per_candidate, "--json", "--packaged")
     assert one == split
     assert json.loads(one[1])["summary"]["goldens"] > len(flat)
     # JSONL outputs.

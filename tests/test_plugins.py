@@ -200,12 +200,12 @@ def test_a_typo_of_a_built_in_fails_closed_even_if_a_package_declares_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # assay-test-plugin declares 'contians' and 'contains' (always passing): neither is reached.
-    code, checks, _ = gate(tmp_path, ["contians:hello", "contains:zzz"], "hello", capsys)
-    assert code == 0
-    assert checks[0]["passed"] is False
-    assert checks[0]["reason"] == "unknown op 'contians'"
-    assert checks[0]["evidence"] == {"reason": "unknown_op"}
-    assert checks[1]["passed"] is False  # the built-in contains, not the plugin's
+    # The typo is refused when the golden loads, naming the op it meant.
+    code, checks, err = gate(tmp_path, ["contians:hello", "contains:zzz"], "hello", capsys)
+    assert code == 1 and checks == []
+    assert "field 'asserts[0]': unknown op 'contians': did you mean 'contains'?" in err
+    code, checks, _ = gate(tmp_path, ["contains:zzz"], "hello", capsys)
+    assert checks[0]["passed"] is False  # the built-in contains, not the plugin's
 
 
 def test_an_unknown_namespaced_op_is_a_failed_check(
@@ -235,10 +235,13 @@ def test_a_plain_run_never_reads_entry_points(
         raise AssertionError("a built-in-only run read the entry points")
 
     monkeypatch.setattr(importlib.metadata, "entry_points", no_scan)
-    asserts = ["contains:SELECT", "not-contains:DROP", "regex:^SELECT", "contians:x"]
+    asserts = ["contains:SELECT", "not-contains:DROP", "regex:^SELECT"]
     code, checks, err = gate(tmp_path, asserts, "SELECT 1", capsys)
     assert (code, err) == (0, "")
-    assert [c["passed"] for c in checks] == [True, True, True, False]
+    assert [c["passed"] for c in checks] == [True, True, True]
+    # A typo of a built-in is refused at load, still without the scan.
+    code, _, err = gate(tmp_path, ["contians:x"], "SELECT 1", capsys)
+    assert code == 1 and "did you mean 'contains'?" in err and "Traceback" not in err
 
 
 def test_the_scan_is_read_once_per_group(monkeypatch: pytest.MonkeyPatch) -> None:

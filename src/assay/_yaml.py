@@ -42,12 +42,34 @@ def yaml_load(
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise error(f"malformed YAML{where}: {problem}", source=source) from None
+        hint = _hint(text, problem, mark)
+        raise error(f"malformed YAML{where}: {problem}{hint}", source=source) from None
     except RecursionError:
         raise error("the YAML document is nested too deeply", source=source) from None
     if "&" in text and "*" in text:  # only an alias (of an anchor) can share or loop a value
         check_expansion(value, _EXPANSION_FLOOR + ALIAS_EXPANSION_FACTOR * len(text), source, error)
     return value
+
+
+def _hint(text: str, problem: str, mark: Any) -> str:
+    """What to do about the two YAML errors a newcomer meets most, after the parser's own
+    words (which, from the C parser, name neither the tab nor the escape)."""
+    if mark is None or not 0 <= mark.index <= len(text):
+        return ""
+    line_start = text.rfind("\n", 0, mark.index) + 1
+    line_end = text.find("\n", mark.index)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    if "escape" in problem:
+        # The C parser's mark is on the backslash, the pure-Python one's just after it.
+        at = text.rfind("\\", line_start, mark.index + 1)
+        escape = text[at : at + 2] if at >= 0 else "\\d"
+        return (
+            f" {escape}: use single quotes for regexes: in double quotes {escape} is an escape "
+            f"(or double the backslash: {escape[0]}{escape})"
+        )
+    if "\t" in line[: len(line) - len(line.lstrip(" \t"))] or "tab" in problem:
+        return ": tabs are not allowed for indentation (indent with spaces)"
+    return ""
 
 
 def _children(node: Any) -> Iterable[Any]:
@@ -102,6 +124,13 @@ def field_line(
         node = yaml.compose(text, Loader=_Loader)
     except (yaml.YAMLError, RecursionError):
         return None
+    line, _ = _walk(node, field, item)
+    return None if line is None else line + 1 + line_offset
+
+
+def _walk(node: Any, field: str, item: int | None) -> tuple[int | None, Any]:
+    """The 0-based line of ``field`` under ``node`` (its key's, or the nearest found), and its
+    value node (None when the field is not there)."""
     line = None
     if item is not None:
         node = _child(node, item)
@@ -114,7 +143,26 @@ def field_line(
             line = key_line
         elif node is not None:
             line = node.start_mark.line
-    return None if line is None else line + 1 + line_offset
+    return line, node
+
+
+def plain_scalars(text: str, fields: Iterable[str], *, item: int | None = None) -> list[str | None]:
+    """For each of ``fields`` (``expected``, ``vars.flag``), its text in a YAML document when
+    it is a plain (unquoted) scalar, as written (``No`` where YAML made False); else None.
+    ``item``: inside that item of a top-level list. Composes the document once: meant for the
+    few values whose spelling matters."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError):
+        root = None
+    found: list[str | None] = []
+    for field in fields:
+        node = None if root is None else _walk(root, field, item)[1]
+        if isinstance(node, yaml.ScalarNode) and not node.style:  # C's plain style is ''
+            found.append(str(node.value))
+        else:
+            found.append(None)
+    return found
 
 
 def _entry(node: Any, key: str) -> tuple[int | None, Any]:

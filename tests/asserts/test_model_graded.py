@@ -265,7 +265,7 @@ def test_a_judge_error_in_a_judge_assert_is_an_error_never_a_pass(
     goldens, outputs = make_project(
         tmp_path, toml_judge(server, "judge-garbage"), JUDGE_GOLDENS[:1], JUDGE_OUTPUTS
     )
-    document = judged_run(tmp_path, goldens, outputs, "--judge")
+    document = judged_run(tmp_path, goldens, outputs, "--judge", exit_code=1)  # undecided
     result = results_by_id(document)["judged"]
     assert result["status"] == "error"
     assert result["passed"] is False

@@ -346,8 +346,11 @@ def test_tool_call_in_a_golden_fails_without_a_call() -> None:
 
 def test_latency_and_cost_without_a_measurement_fail_even_negated() -> None:
     for op, reason in (
-        ("latency", "no latency measured (static outputs)"),
-        ("cost", "no cost measured (static outputs)"),
+        (
+            "latency",
+            "no latency measured (a static output, or an answer cached before assay kept it)",
+        ),
+        ("cost", "no cost measured (a static output, or an answer cached before assay kept it)"),
     ):
         for full in (op, f"not-{op}"):
             check = run_assert(parse_assert({"op": full, "threshold": 1}), OutputView("hi"))

@@ -150,11 +150,14 @@ def test_unquoted_yaml_mapping_assert_is_op_and_value(tmp_path: Path) -> None:
     assert (a1.op, a1.negate, dict(a1.args)) == ("icontains", True, {"value": "Bar"})
 
 
-def test_unknown_op_is_loaded_not_rejected(tmp_path: Path) -> None:
-    # unknown ops fail closed when they run; loading must not reject them
-    md(tmp_path / "g.md", "asserts: ['no-such-op:x']\n")
-    [golden] = load(tmp_path)
-    assert golden.asserts[0].op == "no-such-op"
+def test_an_unknown_op_is_rejected_when_the_golden_is_loaded(tmp_path: Path) -> None:
+    # It would fail every output alike, with no expected answer to show it: a load error
+    # naming the file, line and field (tests/goldens/test_load_checks.py has the rest).
+    path = md(tmp_path / "g.md", "asserts: ['no-such-op:x']\n")
+    with pytest.raises(GoldenError) as excinfo:
+        load(tmp_path)
+    assert excinfo.value.field == "asserts[0]"
+    assert str(excinfo.value).startswith(f"{path}:2: field 'asserts[0]': unknown op 'no-such-op'")
 
 
 def test_asserts_not_a_list(tmp_path: Path) -> None:
@@ -679,40 +682,52 @@ def test_load_suite_empty_folder_is_packaged(tmp_path: Path) -> None:
     assert ids(load_suite(tmp_path)) == ids(load(packaged_root()))
 
 
-def test_load_suite_tier_shadowing(tmp_path: Path) -> None:
+def test_load_suite_is_the_projects_own_goldens_only(tmp_path: Path) -> None:
+    # A prompt project with one tier never gets the packaged goldens (nor the packaged
+    # coding-agent tasks) of the tiers it lacks: they would join its gate and its eval.
     md(tmp_path / "smoke" / "mine.md", "input: x\n")
     md(tmp_path / "stretch" / "hard.md", "input: y\n")
-    suite = load_suite(tmp_path)
-    smoke = [g for g in suite if g.tier == "smoke"]
-    standard = [g for g in suite if g.tier == "standard"]
-    stretch = [g for g in suite if g.tier == "stretch"]
-    # the project's smoke tier replaces the packaged smoke tier entirely
-    assert ids(smoke) == ["mine"]
-    assert ids(stretch) == ["hard"]
-    # the project has no standard goldens: the packaged ones fill in
-    packaged_standard = [g for g in load(packaged_root()) if g.tier == "standard"]
-    assert ids(standard) == ids(packaged_standard)
-    assert len(standard) >= 5
-    packaged = str(packaged_root())
-    assert all(g.source.startswith(packaged) for g in standard)
-    assert not any(g.source.startswith(packaged) for g in smoke + stretch)
+    assert ids(load_suite(tmp_path)) == ["mine", "hard"]  # by path: smoke/ first
+    assert load_suite(tmp_path, ["standard"]) == []
 
 
-def test_load_suite_tier_field_counts_for_shadowing(tmp_path: Path) -> None:
-    md(tmp_path / "a.md", "tier: standard\n")
-    suite = load_suite(tmp_path)
-    assert ids([g for g in suite if g.tier == "standard"]) == ["a"]
-    assert sum(g.tier == "smoke" for g in suite) >= 5
+def test_load_suite_packaged_joins_the_projects_when_asked(tmp_path: Path) -> None:
+    md(tmp_path / "smoke" / "mine.md", "input: x\n")
+    packaged = load(packaged_root())
+    suite = load_suite(tmp_path, packaged=True)
+    assert set(ids(suite)) == {"mine", *ids(packaged)}
+    assert ids(suite)[0] == "mine"  # the project's first, in its order
+
+
+def test_load_suite_project_id_shadows_a_packaged_one(tmp_path: Path) -> None:
+    taken = load(packaged_root())[0]
+    md(tmp_path / "mine.md", f"id: {taken.id}\ninput: mine\n")
+    suite = load_suite(tmp_path, packaged=True)
+    assert [g.input for g in suite if g.id == taken.id] == ["mine"]
 
 
 def test_load_suite_tiers_filter(tmp_path: Path) -> None:
     md(tmp_path / "smoke" / "mine.md", "input: x\n")
     md(tmp_path / "adversarial" / "evil.md", "input: y\n")
-    suite = load_suite(tmp_path, ["smoke", "adversarial"])
-    assert ids(suite) == ["evil", "mine"]
-    only_standard = load_suite(tmp_path, ["standard"])
-    assert only_standard
-    assert {g.tier for g in only_standard} == {"standard"}
+    assert ids(load_suite(tmp_path, ["smoke", "adversarial"])) == ["evil", "mine"]
+    only_standard = load_suite(tmp_path, ["standard"], packaged=True)
+    assert only_standard and {g.tier for g in only_standard} == {"standard"}
+
+
+def test_holds_goldens_and_the_suite_name(tmp_path: Path) -> None:
+    from assay.goldens import holds_goldens, suite_name
+
+    assert not holds_goldens(tmp_path / "missing")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("not a golden", encoding="utf-8")
+    (tmp_path / "_drafts").mkdir()
+    md(tmp_path / "_drafts" / "draft.md", "input: x\n")
+    assert not holds_goldens(tmp_path)  # README.md and _drafts/ are not goldens
+    assert suite_name("goldens", tmp_path, packaged=False) == "packaged"
+    md(tmp_path / "deep" / "er" / "g.md", "input: x\n")
+    assert holds_goldens(tmp_path) and holds_goldens(tmp_path / "deep" / "er" / "g.md")
+    assert suite_name("goldens", tmp_path, packaged=False) == "goldens"
+    assert suite_name("goldens", tmp_path, packaged=True) == "goldens + packaged"
 
 
 def test_load_suite_packaged_tiers_filter() -> None:

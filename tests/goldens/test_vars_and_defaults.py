@@ -263,11 +263,11 @@ def test_an_empty_defaults_file_adds_nothing(tmp_path: Path) -> None:
 def test_packaged_goldens_never_get_the_projects_defaults(tmp_path: Path) -> None:
     write(tmp_path, "_defaults.yaml", "asserts: ['contains:project-only']\nvars: {x: 1}\n")
     md(tmp_path, "smoke/a.md", "input: q\n")
-    suite = load_suite(tmp_path)
+    suite = load_suite(tmp_path, packaged=True)
     own = [g for g in suite if g.source.startswith(str(tmp_path))]
     packaged = [g for g in suite if not g.source.startswith(str(tmp_path))]
     assert [texts(g) for g in own] == [["contains:project-only"]]
-    assert packaged, "the packaged goldens of the tiers the project lacks"
+    assert packaged, "--packaged adds the packaged goldens"
     assert all(g.defaults is None and "contains:project-only" not in texts(g) for g in packaged)
 
 

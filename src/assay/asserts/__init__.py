@@ -4,6 +4,7 @@ The registry is open: :func:`register_op` adds a namespaced op in-process, and i
 packages add ops through the ``assay.ops`` entry point group (see :mod:`assay.plugins`).
 """
 
+from assay.asserts._check import check_asserts, python_file_problems
 from assay.asserts._context import (
     DEFAULT_CONTEXT,
     CheckContext,
@@ -34,11 +35,17 @@ from assay.asserts._similarity import (
 from assay.asserts._spec import (
     JUDGE_OP,
     TEXT_OPS,
+    YAML11_BOOLEANS,
     AssertSpec,
+    Renderer,
     find_date,
     parse_assert,
     parse_asserts,
+    quote_it,
+    render_spec,
     typed_text_argument,
+    yaml11_word_message,
+    yaml_typed,
 )
 from assay.asserts._stop import TRUNCATED
 
@@ -49,14 +56,17 @@ __all__ = [
     "OPS",
     "TEXT_OPS",
     "TRUNCATED",
+    "YAML11_BOOLEANS",
     "AssertSpec",
     "CheckContext",
     "CheckResult",
     "OutputView",
     "PluginOp",
+    "Renderer",
     "SimilarityFn",
     "aggregate",
     "as_text",
+    "check_asserts",
     "check_score",
     "find_date",
     "find_op",
@@ -68,9 +78,14 @@ __all__ = [
     "offline_registry",
     "parse_assert",
     "parse_asserts",
+    "python_file_problems",
+    "quote_it",
     "register_op",
+    "render_spec",
     "run_assert",
     "runs_project_code",
     "strict_json_loads",
     "typed_text_argument",
+    "yaml11_word_message",
+    "yaml_typed",
 ]

@@ -75,7 +75,7 @@ class OutputView:
         a ``python`` assert's function is given; typed Any so this module needs no goldens.
 
         ``latency_ms`` and ``cost_usd`` are what the live call took, for ``latency`` and
-        ``cost`` (None for a static or cached output)."""
+        ``cost`` (None for a static output; a cached answer keeps what its call measured)."""
         self.raw = raw
         self.finish_reason = finish_reason
         self.golden = golden

@@ -29,7 +29,10 @@ def _within(budget: float, measured: float | None, what: str, key: str, over: st
     """``measured`` (``key`` in the evidence) against ``budget``: over it fails, saying ``over``;
     nothing measured is a problem, never a pass."""
     if measured is None:
-        raise ArgumentProblem(f"no {what} measured (static outputs)", {"reason": f"no_{what}"})
+        raise ArgumentProblem(
+            f"no {what} measured (a static output, or an answer cached before assay kept it)",
+            {"reason": f"no_{what}"},
+        )
     if measured <= budget:
         return True, None, None
     reason = over.format(measured=measured, budget=budget)

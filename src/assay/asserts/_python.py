@@ -33,16 +33,44 @@ _RESOLVED: dict[tuple[str, str], Callable[..., Any] | str] = {}
 _IMPORT_LOCK = threading.Lock()
 
 
-def _load(reference: str, root: Path) -> Callable[..., Any] | str:
-    import importlib.util  # only a run with a python assert imports anything this way
-
-    target, sep, name = reference.rpartition(":")
+def reference_problem(reference: Any) -> str | None:
+    """Why a ``python`` assert's ``value`` names no function (None: it does), without reading
+    any file: it must be a string ``target:function``."""
+    if not isinstance(reference, str) or not reference.strip():
+        return "argument 'value' must name a function ('checks.py:function')"
+    target, sep, name = reference.strip().rpartition(":")
     if not sep or not target or not name:
         return (
             f"{reference!r} is not a function reference: write 'checks.py:function' or "
             "'package.module:function'"
         )
-    if target.endswith(".py") or "/" in target or "\\" in target:
+    return None
+
+
+def _file_target(reference: str) -> str | None:
+    """The file a reference names (``checks.py`` of ``checks.py:fn``), None for a module."""
+    target = reference.rpartition(":")[0]
+    return target if target.endswith(".py") or "/" in target or "\\" in target else None
+
+
+def missing_file(reference: str, root: Path | None) -> str | None:
+    """Why the file a well-formed reference names cannot be found from the project ``root``
+    (None: it is there, or the reference names a module, which only importing would find)."""
+    target = _file_target(reference.strip())
+    if target is None:
+        return None
+    path = ((root if root is not None else Path.cwd()) / target).resolve()
+    return None if path.is_file() else f"{reference.strip()}: no file {path}"
+
+
+def _load(reference: str, root: Path) -> Callable[..., Any] | str:
+    import importlib.util  # only a run with a python assert imports anything this way
+
+    problem = reference_problem(reference)
+    if problem is not None:
+        return problem
+    target, _, name = reference.rpartition(":")
+    if _file_target(reference) is not None:
         path = (root / target).resolve()
         if not path.is_file():
             return f"{reference}: no file {path}"
@@ -166,8 +194,7 @@ def op_python(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
     reference = args.get("value")
     if not isinstance(reference, str) or not reference.strip():
         raise ArgumentProblem(
-            "argument 'value' must name a function ('checks.py:function')",
-            {"reason": "invalid_argument", "argument": "value"},
+            str(reference_problem(reference)), {"reason": "invalid_argument", "argument": "value"}
         )
     reference = reference.strip()
     timeout = _number_arg(args, "timeout_s", DEFAULT_TIMEOUT_S)

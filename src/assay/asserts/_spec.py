@@ -3,15 +3,17 @@
 Goldens write asserts as strings (``'contains:foo'``, ``'is-json'``) or mappings
 (``{op: contains, value: foo, path: /answer}``); scorer definitions use ``type`` instead of ``op``;
 an unquoted YAML ``- contains: foo`` arrives as ``{contains: foo}``. All become one
-:class:`AssertSpec`. Only the *shape* is checked here; whether the op exists and its arguments are
-valid is decided when the check runs, so an unknown op fails closed as a failed check.
+:class:`AssertSpec`. Only the *shape* is checked here. A golden's asserts are checked further
+when it is loaded (the op exists, its arguments are known, a regex compiles:
+:mod:`assay.asserts._check`); through the Python API, an unknown op or a bad argument is decided
+when the check runs, and fails closed as a failed check.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from assay.asserts._result import CheckResult, clip
@@ -46,6 +48,10 @@ class AssertSpec:
             checks is decided by the original all-must-pass rule without any weighting.
         rank: the op's cost (0 cheap, 1 ``similar``, 2 ``judge``): the order a golden's
             asserts run in, and which may be skipped (see assay.cascade._cascade).
+        templated: a ``{{ var }}`` (or ``{% ... %}``) is in one of its :data:`RENDERED_ARGS`
+            (or a child's): a golden renders it with its vars when it is loaded.
+        checked: the load-time checks passed (:func:`assay.asserts.check_asserts`); a spec
+            shared by many goldens is checked once.
 
     Specs compare by identity and are read-only (``args`` may hold any JSON value). ``text`` and
     ``passed`` are computed on first use: the scorer API builds a spec per call and rarely
@@ -56,12 +62,14 @@ class AssertSpec:
         "_passed",
         "_text",
         "args",
+        "checked",
         "children",
         "full_op",
         "negate",
         "op",
         "plain",
         "rank",
+        "templated",
         "weight",
     )
 
@@ -85,6 +93,10 @@ class AssertSpec:
         self.weight = float(raw_weight) if is_number(raw_weight) and raw_weight >= 0 else 1.0
         self.plain = self.weight == 1.0 and op not in SCORED_OPS
         self.rank = COST_RANKS.get(op, 0)
+        self.checked = False
+        self.templated: bool = (bool(self.args) and _holds_template(self.args)) or any(
+            [child.templated for child in children or ()]
+        )
 
     @property
     def text(self) -> str:
@@ -136,6 +148,95 @@ def yaml_typed(value: Any) -> str | None:
     if isinstance(value, datetime.date):
         return f"a date ({value.isoformat()})"
     return None
+
+
+def quote_it(what: str, typed: str, example: str) -> str:
+    """The one message for a value YAML typed that the author wrote as text: ``what`` (``the
+    value of 'contains'``, ``expected``) was read as ``typed`` (``the number 3.1``, ``false``);
+    ``example`` shows it quoted."""
+    return f"YAML read {what} as {typed}: quote it ({example}) to test the text you wrote"
+
+
+# The words YAML 1.1 reads as booleans that YAML 1.2 and JSON do not (any case): an unquoted
+# `expected: No` is False, and the answer "No" would fail. `true` and `false` are JSON's own.
+YAML11_BOOLEANS: Final = frozenset({"yes", "no", "on", "off"})
+
+
+def yaml11_word_message(what: str, word: str, value: bool, example_key: str | None) -> str:
+    """:func:`quote_it` for an unquoted YAML 1.1 boolean word (``No``) where a value is
+    compared: the text was meant, or ``true`` / ``false`` for the boolean. ``example_key``:
+    the key it is the value of (None: a list item)."""
+    typed = "true" if value else "false"
+    example = f'"{word}"' if example_key is None else f'{example_key}: "{word}"'
+    message = quote_it(f"the unquoted {word} of {what}", typed, example)
+    return f"{message}, or write {typed} for the boolean"
+
+
+# The arguments whose text a golden renders with its vars (promptfoo renders an assert's value;
+# a regex may be written as pattern; a judge's rubric is its value). Others (path, flags,
+# threshold...) are settings, never rendered.
+RENDERED_ARGS: Final = ("value", "pattern", "rubric")
+
+
+def is_template(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+def _holds_template(args: Mapping[str, Any]) -> bool:
+    stack = [args[name] for name in RENDERED_ARGS if name in args]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if is_template(item):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+# render(text, field) -> the rendered text; ``field`` names the argument (``value``,
+# ``value.answer``, ``asserts[0].value`` inside a group) for its errors.
+Renderer = Callable[[str, str], str]
+
+
+def render_spec(spec: AssertSpec, render: Renderer, field: str = "") -> AssertSpec:
+    """``spec`` with each template in its :data:`RENDERED_ARGS` (and its children's) rendered
+    by ``render``; ``spec`` itself when it holds none. ``field``: where ``spec`` sits inside a
+    group (``asserts[1]``), for the errors ``render`` raises."""
+    if not spec.templated:
+        return spec
+    prefix = f"{field}." if field else ""
+    args = dict(spec.args)
+    for name in RENDERED_ARGS:
+        if name in args:
+            args[name] = _render_value(args[name], render, prefix + name)
+    children = None
+    if spec.children is not None:
+        children = tuple(
+            render_spec(child, render, f"{prefix}asserts[{i}]")
+            for i, child in enumerate(spec.children)
+        )
+        # A group's raw list stays in its args (what fingerprints read): rendered alike.
+        args["asserts"] = [_spec_dict(child) for child in children]
+    text = f"{JUDGE_OP}:{_short(args['rubric'])}" if spec.op == JUDGE_OP else None
+    return AssertSpec(spec.op, spec.negate, args, text=text, children=children)
+
+
+def _render_value(value: Any, render: Renderer, field: str) -> Any:
+    if isinstance(value, str):
+        return render(value, field) if is_template(value) else value
+    if isinstance(value, Mapping):
+        return {k: _render_value(v, render, f"{field}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_render_value(v, render, f"{field}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _spec_dict(spec: AssertSpec) -> dict[str, Any]:
+    """A parsed child as the mapping it could have been written as."""
+    return {"op": spec.full_op, **spec.args}
 
 
 # Ops that test text: YAML's typing of an unquoted argument (3.10 -> 3.1) would test something
@@ -351,10 +452,7 @@ def _op_and_arguments(data: dict[str, Any], at: At) -> tuple[Any, dict[str, Any]
         if (typed := yaml_typed(only)) is not None:
             # YAML 1.1 reads `- contains: 3.10` as 3.1 and `- equals: yes` as true: the
             # assert would test something the author never wrote.
-            at.fail(
-                f"YAML read the value of '{op_value}' as {typed}: quote it "
-                f"('{op_value}: \"...\"') to test the text you wrote"
-            )
+            at.fail(quote_it(f"the value of '{op_value}'", typed, f"'{op_value}: \"...\"'"))
         return op_value, {"value": only}
     at.fail("an assert mapping needs an 'op' (e.g. {op: contains, value: foo})")
 

@@ -3,16 +3,29 @@
 A golden whose expected answer fails its own asserts is inconsistent (the golden is wrong, or its
 asserts are). Goldens that do not say where they came from (no ``## Origin`` section), and
 frontmatter keys that are no field of assay's (kept as metadata; perhaps another tool's, perhaps a
-typo), are warned about, never failed.
+typo), are warned about, never failed. A ``python`` assert whose file is not in the project is an
+error (:func:`check_python_files`), with an expected answer or without one: loading checked all
+the rest an assert can be found wrong by without an output.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from assay.asserts import DEFAULT_CONTEXT, CheckContext, CheckResult, OutputView, run_assert
+from assay._yaml import field_line
+from assay.asserts import (
+    DEFAULT_CONTEXT,
+    CheckContext,
+    CheckResult,
+    OutputView,
+    python_file_problems,
+    run_assert,
+)
+from assay.errors import GoldenError
 from assay.goldens._model import Defaults, Golden, unknown_fields
 
 
@@ -54,6 +67,13 @@ class SelfTestReport:
 
 
 def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) -> SelfTestReport:
+    """Each golden's asserts against its own expected answer (see the module).
+
+    Raises:
+        GoldenError: a ``python`` assert names a file the project (``ctx.root``) lacks.
+    """
+    goldens = list(goldens)
+    check_python_files(goldens, ctx.root)
     report = SelfTestReport()
     for golden in goldens:
         if report.defaults is None and golden.defaults is not None:
@@ -74,3 +94,46 @@ def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) ->
         if failed:
             report.inconsistent.append(Inconsistency(golden.id, golden.source, failed))
     return report
+
+
+def check_python_files(goldens: Iterable[Golden], root: Path | None) -> None:
+    """Fail on the first ``python`` assert whose file is not under the project ``root`` (None:
+    the working directory), naming the golden's file, the line and the field: a check that
+    cannot be found fails every output alike, with or without an expected answer.
+
+    Raises:
+        GoldenError: ``goldens/g.md:6: field 'asserts[0].value': checks.py:fn: no file ...``.
+    """
+    for golden in goldens:
+        if not any([spec.op == "python" or spec.children for spec in golden.asserts]):
+            continue
+        start = len(golden.defaults.asserts) if golden.defaults is not None else 0
+        for index, path, problem in python_file_problems(golden.asserts, root):
+            if index < start and golden.defaults is not None:
+                raise _located(problem, golden.defaults.source, path)
+            own = path.replace(f"asserts[{index}]", f"asserts[{index - start}]", 1)
+            raise _located(problem, golden.source, own)
+
+
+_LIST_ITEM = re.compile(r"(.*)\[(\d+)\]\Z")  # a YAML list's golden: ``suite.yaml[3]``
+
+
+def _located(message: str, source: str, field_path: str) -> GoldenError:
+    """A GoldenError at ``field_path`` of the golden (or defaults file) at ``source``, with
+    the field's line where the file has lines (re-read: this is the error path)."""
+    from assay.goldens._markdown import split_frontmatter
+    from assay.io import read_text
+
+    item = _LIST_ITEM.match(source)
+    path, index = (item.group(1), int(item.group(2))) if item else (source, None)
+    line = None
+    if path.endswith((".md", ".yaml", ".yml")) and Path(path).is_file():
+        text = read_text(path, GoldenError)
+        if path.endswith(".md"):
+            front = split_frontmatter(text, path)[0]
+            line = field_line(front, field_path, line_offset=1)
+        else:
+            line = field_line(text, field_path, item=index)
+    if line is None:  # a JSONL golden's source names its line already
+        return GoldenError(message, source=source, field=field_path)
+    return GoldenError(message, source=path, field=field_path, line=line)

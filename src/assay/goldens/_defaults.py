@@ -22,6 +22,7 @@ from assay.goldens._model import (
     Defaults,
     check_var_mapping,
     parse_golden_asserts,
+    refuse_yaml11_words,
     with_line,
 )
 from assay.io import read_text, require_regular_file
@@ -68,7 +69,10 @@ def read_defaults(root: Path | str) -> Defaults | None:
             source=path,
         )
     try:
-        values = _DEFAULTS.check(data, At(path, "", GoldenError))
+        at = At(path, "", GoldenError)
+        raw_asserts = data.get("asserts")
+        refuse_yaml11_words(data, raw_asserts if isinstance(raw_asserts, list) else [], text, at)
+        values = _DEFAULTS.check(data, at)
     except GoldenError as exc:
         raise with_line(exc, text) from None
     return Defaults(path, values.get("asserts", ()), values.get("vars"), values.get("threshold"))

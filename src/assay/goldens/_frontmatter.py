@@ -52,13 +52,18 @@ _ASCII_AWKWARD: Final = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 
 _KEY: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?\Z")
 _ITEM: Final = re.compile(r"( *)-(?: +(.*))?\Z")
-_SINGLE: Final = re.compile(r"'((?:[^']|'')*)'(?: +#.*)? *\Z")
+# A single-quoted scalar's inside is matched possessively (*+: what it took is never given
+# back, which changes no match: a closing quote is never followed by another). A plain
+# repetition of a group keeps a backtracking record per repetition, about 135 bytes each: one
+# per character made a 20 MB single-quoted value peak at 2.7 GB, one per '' an English text
+# full of it''s at 7 times its size (bench/golden_memory.py).
+_SINGLE: Final = re.compile(r"'([^']*+(?:''[^']*+)*+)'(?: +#.*)? *\Z")
 _DOUBLE: Final = re.compile(r'"([^"\\]*)"(?: +#.*)? *\Z')
 _FLOW_EMPTY: Final = re.compile(r"\[ *\](?: +#.*)? *\Z")
 # One flow item and what follows it (a comma or the closing bracket). A plain item holds no
 # character that ends or changes a plain scalar in flow context (, [ ] { } # : ?) nor a quote.
 _FLOW_ITEM: Final = re.compile(
-    r" *(?:'((?:[^']|'')*)'"  # single-quoted
+    r" *(?:'([^']*+(?:''[^']*+)*+)'"  # single-quoted (possessive, as _SINGLE)
     r'|"([^"\\]*)"'  # double-quoted, no escape
     r"|([^ ,\[\]{}#&*!|>'\"%@`?:\-][^,\[\]{}#:?'\"]*?))"  # plain
     r" *([,\]])"
@@ -70,6 +75,10 @@ _INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 _PLAIN_CACHE: dict[str, Any] = {}
 _PLAIN_CACHE_LIMIT: Final = 4096
+# Only short texts are remembered (here and in _LINES): those are the ones that recur across a
+# suite, and a long answer kept in a cache would outlive its golden (a suite of large goldens
+# would hold every one of them until the process ends).
+_CACHED_MAX_CHARS: Final = 256
 
 
 def _plain(text: str) -> Any:
@@ -86,7 +95,7 @@ def _plain(text: str) -> Any:
         value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, ScalarNode(tag, text))
     else:
         return UNSUPPORTED
-    if len(_PLAIN_CACHE) < _PLAIN_CACHE_LIMIT:
+    if len(_PLAIN_CACHE) < _PLAIN_CACHE_LIMIT and len(text) <= _CACHED_MAX_CHARS:
         _PLAIN_CACHE[text] = value
     return value
 
@@ -204,9 +213,10 @@ def load_frontmatter(text: str) -> Any:
             read = _read_line(line)
             if read is UNSUPPORTED:
                 return UNSUPPORTED
-            if len(lines) >= _LINES_LIMIT:
-                lines.clear()
-            lines[line] = read
+            if len(line) <= _CACHED_MAX_CHARS:
+                if len(lines) >= _LINES_LIMIT:
+                    lines.clear()
+                lines[line] = read
         kind = read[0]
         if kind == _ITEM_LINE:
             if open_key is None:

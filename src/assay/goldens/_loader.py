@@ -1,4 +1,5 @@
-"""Finding goldens: recursive and sorted, tiers from folders, packaged defaults per tier."""
+"""Finding goldens: recursive and sorted, tiers from folders; the project's suite (its own
+goldens, the packaged ones when asked for or when it has none)."""
 
 from __future__ import annotations
 
@@ -139,7 +140,13 @@ def iter_path(
     else:
         front_text, front, has_origin = parse_markdown(_read(source), source)
         try:
-            goldens = build(front, source=source, default_id=_stem(name), has_origin=has_origin)
+            goldens = build(
+                front,
+                source=source,
+                default_id=_stem(name),
+                has_origin=has_origin,
+                yaml_text=front_text,
+            )
         except GoldenError as exc:
             # The frontmatter starts on the file's second line.
             raise with_line(exc, front_text, line_offset=1) from None
@@ -155,7 +162,13 @@ def _iter_yaml_list(path: Path, build: Callable[..., list[Golden]]) -> Iterator[
         raise GoldenError("a YAML goldens file must hold a list of goldens", source=str(path))
     for index, item in enumerate(data):
         try:
-            goldens = build(item, source=f"{path}[{index}]", default_id=None)
+            goldens = build(
+                item,
+                source=f"{path}[{index}]",
+                default_id=None,
+                yaml_text=text,
+                yaml_item=index,
+            )
         except GoldenError as exc:
             raise with_line(exc, text, item=index) from None
         yield from goldens
@@ -195,14 +208,48 @@ def packaged_root() -> Path:
     return Path(str(resources.files("assay").joinpath("data", "goldens")))
 
 
+def holds_goldens(root: Path | str | None) -> bool:
+    """Whether ``root`` is or holds a golden file (no: a project with no goldens); it stops
+    at the first one found."""
+    if root is None:
+        return False
+    try:
+        entries = list(os.scandir(root))
+    except NotADirectoryError:
+        return _is_golden_file(Path(root).name)
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.name == TASK_FILE or (entry.is_file() and _is_golden_file(entry.name)):
+            return True
+        hidden = entry.name.startswith((".", "_"))
+        if not hidden and entry.is_dir(follow_symlinks=False) and holds_goldens(entry.path):
+            return True
+    return False
+
+
+def suite_name(name: str, root: Path, *, packaged: bool) -> str:
+    """What a run without PATH loaded, as its record says: the project's goldens folder
+    (``name``), ``NAME + packaged`` with ``--packaged``, or ``packaged`` when the project has
+    none (a different suite each: a baseline golden missing from a run of another suite is no
+    removal)."""
+    if packaged:
+        return f"{name} + packaged"
+    return name if holds_goldens(root) else "packaged"
+
+
 def load_suite(
     project_root: Path | None,
     tiers: Iterable[Tier] | None = None,
     *,
     strict: bool = False,
     own: Sequence[Golden] | None = None,
+    packaged: bool = False,
 ) -> list[Golden]:
-    """The project's goldens, plus the packaged defaults of each tier the project lacks.
+    """The project's own goldens; assay's packaged goldens and agent tasks only when asked for
+    (``packaged``: added to the project's, which shadow them by id) or when the project has
+    none at all (its folder is missing or holds no golden file). A prompt project never gets
+    the packaged coding-agent tasks unasked.
 
     Args:
         project_root: the project's goldens folder (may not exist: then packaged only).
@@ -210,12 +257,15 @@ def load_suite(
         strict: every unknown frontmatter key is an error (``strict = true`` in the config).
         own: the goldens of ``project_root`` when they are loaded already (by
             :mod:`assay.gate._load`), in :func:`iter_goldens` order.
+        packaged: add the packaged goldens to the project's.
     """
     wanted = set(tiers) if tiers else set(TIERS)
     if own is None:
         own = []
         if project_root is not None and project_root.exists():
             own = list(iter_goldens(project_root, strict=strict))
-    present = {g.tier for g in own}
-    packaged = [g for g in iter_goldens(packaged_root()) if g.tier not in present]
-    return [g for g in unique([*own, *packaged]) if g.tier in wanted]
+    extra: list[Golden] = []
+    if packaged or (not own and not holds_goldens(project_root)):
+        ids = {g.id for g in own}
+        extra = [g for g in iter_goldens(packaged_root()) if g.id not in ids]
+    return [g for g in unique([*own, *extra]) if g.tier in wanted]

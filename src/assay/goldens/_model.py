@@ -8,8 +8,21 @@ from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Any, Final
 
-from assay._yaml import field_line
-from assay.asserts import TEXT_OPS, AssertSpec, find_date, parse_asserts, typed_text_argument
+from assay._yaml import field_line, plain_scalars
+from assay.asserts import (
+    TEXT_OPS,
+    YAML11_BOOLEANS,
+    AssertSpec,
+    Renderer,
+    check_asserts,
+    find_date,
+    parse_asserts,
+    quote_it,
+    render_spec,
+    typed_text_argument,
+    yaml11_word_message,
+    yaml_typed,
+)
 from assay.errors import GoldenError
 from assay.validate import At, Bool, Check, Key, List, Num, Spec, Str, near_miss
 from assay.vocabulary import TIERS, Tier
@@ -233,6 +246,8 @@ def parse_golden_asserts(raw_asserts: Any, *, source: str) -> tuple[AssertSpec, 
     asserts, mapped = parse_asserts(raw_asserts, source=source)
     if mapped:
         _check_typed(asserts, source)
+    # A templated assert is checked once rendered, with each golden's vars.
+    check_asserts([a for a in asserts if not a.templated], At(source, "", GoldenError))
     return asserts
 
 
@@ -243,11 +258,84 @@ def _check_typed(asserts: tuple[AssertSpec, ...], source: str) -> None:
         if typed is not None:
             name, what = typed
             raise GoldenError(
-                f"YAML read the {name} of '{spec.full_op}' as {what}: quote it "
-                f'({name}: "...") to test the text you wrote',
+                quote_it(f"the {name} of '{spec.full_op}'", what, f'{name}: "..."'),
                 source=source,
                 field=f"asserts[{i}].{name}",
             )
+
+
+# The fields whose YAML 1.1 words (yes, no, on, off) are refused: values that are compared
+# with an answer or shown to a model. Elsewhere a word is the boolean it means (defaults: no).
+_WORD_FIELDS: Final = ("input", "expected", "vars")
+# The string fields: a boolean YAML made there (rubric: No) was text, so it says to quote it
+# (a number keeps the plain "must be a string").
+_TEXT_FIELDS: Final = ("title", "role", "rubric", "origin", "verify", "image")
+_TEXT_FIELD_SET: Final = frozenset(_TEXT_FIELDS)
+
+
+def refuse_yaml11_words(
+    data: Mapping[str, Any],
+    raw_asserts: list[Any],
+    text: str,
+    at: At,
+    item: int | None = None,
+    *,
+    mapped: bool = True,
+) -> None:
+    """Fail on an unquoted ``yes``/``no``/``on``/``off`` that YAML made a boolean in a value
+    that is compared (``expected: No``, ``{op: equals, value: yes}``, a var), and on a boolean
+    in a string field (``rubric: No``): the author wrote text. ``text`` is the YAML document
+    (``item``: the record's index in a YAML list); ``true`` and ``false`` stay booleans.
+    ``mapped``: whether any assert is a mapping (only a mapping's value can be a boolean).
+
+    On the hot path of a large suite: a golden of text values costs a few lookups."""
+    if not _TEXT_FIELD_SET.isdisjoint(data):
+        for key in _TEXT_FIELDS:
+            value = data.get(key)
+            if isinstance(value, bool):
+                at.fail(quote_it(key, str(yaml_typed(value)), f'{key}: "..."'), key)
+    found: list[tuple[str, bool]] = []
+    for key in _WORD_FIELDS:
+        value = data.get(key)
+        if value is not None and type(value) is not str:
+            _booleans(value, key, found)
+    if mapped:
+        for index, raw in enumerate(raw_asserts):
+            if type(raw) is not str:
+                _assert_booleans(raw, f"asserts[{index}]", found)
+    if not found:
+        return
+    words = plain_scalars(text, [path for path, _ in found], item=item)
+    for (path, value), word in zip(found, words, strict=True):
+        if word is not None and word.lower() in YAML11_BOOLEANS:
+            written_key = None if path.endswith("]") else path.rpartition(".")[2]
+            at.fail(yaml11_word_message(path, word, value, written_key), path)
+
+
+def _booleans(value: Any, path: str, found: list[tuple[str, bool]]) -> None:
+    """Append the path of every boolean inside ``value`` (``expected.ok``, ``vars[1].flag``)."""
+    if isinstance(value, bool):
+        found.append((path, value))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(item, str):
+                _booleans(item, f"{path}.{key}", found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                _booleans(item, f"{path}[{index}]", found)
+
+
+def _assert_booleans(raw: Any, path: str, found: list[tuple[str, bool]]) -> None:
+    """The booleans in a mapping assert's ``value`` (and in its group's asserts)."""
+    if not isinstance(raw, Mapping):
+        return
+    if "value" in raw:
+        _booleans(raw["value"], f"{path}.value", found)
+    children = raw.get("asserts")
+    if isinstance(children, list):
+        for index, child in enumerate(children):
+            _assert_booleans(child, f"{path}.asserts[{index}]", found)
 
 
 def with_line(
@@ -255,6 +343,8 @@ def with_line(
 ) -> GoldenError:
     """``exc`` with the line of its field in ``text`` added to its source (``file:12``), when
     the field can be found there; only the error path pays for finding it."""
+    if exc.line is not None:  # located already (in the folder's defaults file)
+        return exc
     line = None
     if exc.field is not None:
         line = field_line(text, exc.field, item=item, line_offset=line_offset)
@@ -273,22 +363,107 @@ def build_goldens(
     has_origin: bool = False,
     strict: bool = False,
     defaults: Defaults | None = None,
+    yaml_text: str | None = None,
+    yaml_item: int | None = None,
 ) -> list[Golden]:
     """The goldens one record makes: itself, or with a ``vars`` list one golden per item, ids
     ``<id>#1``, ``<id>#2``... in list order, each with its own ``vars`` mapping. They share the
-    record's parsed asserts and its ``source`` (errors name where they were written).
+    record's parsed asserts and its ``source`` (errors name where they were written), but for
+    asserts holding a template (``contains: '{{ city }}'``), rendered with each golden's vars.
+    Every assert is checked (:func:`assay.asserts.check_asserts`).
+
+    ``yaml_text``: the YAML the record was read from (``yaml_item``: its index in a YAML list),
+    where an unquoted ``No`` must not pass for False (:func:`refuse_yaml11_words`); None for
+    JSON, whose booleans are written as such.
 
     Raises:
         GoldenError: naming ``source`` and the field at fault.
     """
-    golden, items = _build(data, source, default_id, folder_tier, has_origin, strict, defaults)
-    if items is None:
-        return [golden]
-    base = golden.fields
-    return [
-        replace(golden, id=f"{golden.id}#{n}", fields={**base, "vars": item})
-        for n, item in enumerate(items, 1)
-    ]
+    golden, items = _build(
+        data, source, default_id, folder_tier, has_origin, strict, defaults, yaml_text, yaml_item
+    )
+    goldens = [golden]
+    if items is not None:
+        base = golden.fields
+        goldens = [
+            replace(golden, id=f"{golden.id}#{n}", fields={**base, "vars": item})
+            for n, item in enumerate(items, 1)
+        ]
+    if any([spec.templated for spec in golden.asserts]):
+        goldens = [_rendered(g) for g in goldens]
+    for one in goldens:
+        if not all([spec.checked for spec in one.asserts]):
+            _check_loaded(one)
+    return goldens
+
+
+def _own_start(golden: Golden) -> int:
+    """Where the golden's own asserts start in ``golden.asserts`` (its defaults' come first)."""
+    return len(golden.defaults.asserts) if golden.defaults is not None else 0
+
+
+def _check_loaded(golden: Golden) -> None:
+    """:func:`check_asserts` of the golden's asserts; a problem in one of its defaults' (a
+    templated one, checked once rendered) names the defaults file."""
+    start = _own_start(golden)
+    try:
+        check_asserts(golden.asserts[start:], At(golden.source, "", GoldenError))
+        check_asserts(golden.asserts[:start], At(_defaults_source(golden), "", GoldenError))
+    except GoldenError as exc:
+        raise _in_defaults(exc, golden) from None
+
+
+def _defaults_source(golden: Golden) -> str:
+    return golden.defaults.source if golden.defaults is not None else golden.source
+
+
+def _in_defaults(exc: GoldenError, golden: Golden) -> GoldenError:
+    """``exc`` as it is, unless it names the defaults file: then with the line of its field
+    there and the golden it was rendered for."""
+    if golden.defaults is None or exc.source != golden.defaults.source or exc.field is None:
+        return exc
+    from assay.io import read_text  # the error path only
+
+    line = field_line(read_text(golden.defaults.source, GoldenError), exc.field)
+    message = f"{exc.message} (rendered with the vars of {golden.source})"
+    return GoldenError(message, source=exc.source, field=exc.field, line=line)
+
+
+def _rendered(golden: Golden) -> Golden:
+    """The golden with every template in its asserts rendered with its vars, ``input``,
+    ``id``, ``tier``, ``title`` and ``role``, as its prompt is (and as promptfoo renders an
+    assert's value). Undefined names are errors naming the assert's field."""
+    context: dict[str, Any] = {"id": golden.id, "tier": golden.tier, "input": golden.input}
+    for name in ("title", "role"):
+        if golden.fields.get(name) is not None:
+            context[name] = golden.fields[name]
+    if golden.fields.get("vars"):
+        context["vars"] = golden.fields["vars"]
+    start = _own_start(golden)
+    rendered = []
+    for index, spec in enumerate(golden.asserts):
+        own = index >= start
+        where = f"asserts[{index - start if own else index}]"
+        source = golden.source if own else _defaults_source(golden)
+        try:
+            rendered.append(render_spec(spec, _renderer(context, source, where)))
+        except GoldenError as exc:
+            raise _in_defaults(exc, golden) from None
+    return replace(golden, asserts=tuple(rendered))
+
+
+def _renderer(context: dict[str, Any], source: str, where: str) -> Renderer:
+    """A :data:`assay.asserts.Renderer` for one assert (at ``where``): a prompt template's
+    rules (:mod:`assay.goldens._render`), errors naming ``source`` and the argument."""
+    from assay.goldens._render import render_value, template_names
+
+    names = template_names(context)
+
+    def render_text(text: str, field: str) -> str:
+        name = field.rpartition(".")[2].partition("[")[0]
+        return render_value(text, names, source=source, field=f"{where}.{field}", name=name)
+
+    return render_text
 
 
 def _build(
@@ -299,6 +474,8 @@ def _build(
     has_origin: bool,
     strict: bool,
     defaults: Defaults | None,
+    yaml_text: str | None = None,
+    yaml_item: int | None = None,
 ) -> tuple[Golden, list[dict[str, Any]] | None]:
     """The golden ``data`` describes, and its expanded vars list (None when not a list)."""
     if type(data) is not dict and not isinstance(data, Mapping):
@@ -332,6 +509,8 @@ def _build(
         own, items = _read_vars(data["vars"], at, golden_id)
         if own is not None:
             data["vars"] = own
+    if yaml_text is not None:
+        refuse_yaml11_words(data, raw_asserts, yaml_text, at, yaml_item, mapped=mapped)
     if applied is not None:
         # Defaults first, then the golden's own: promptfoo's defaultTest order, so a golden's
         # checks read as refinements of the suite's.
