@@ -19,6 +19,7 @@ from assay.goldens._loader import iter_goldens
 from assay.importers.promptfoo import Conversion, PromptfooConfigError, convert
 from assay.models._candidates_file import load_candidates_file
 from tests.helpers.cli import run_cli
+from tests.helpers.fake_openai import fake_openai
 
 DATA = Path(__file__).parent / "data" / "promptfoo"
 MODEL = "model-graded asserts are not converted"
@@ -276,6 +277,39 @@ def test_graded_and_call_asserts_convert_where_assay_has_the_same(tmp_path: Path
         "test 1: llm-rubric: assay's judge asserts cannot be inside an assert-set",
         "test 1: assert-set: one of its asserts is not converted: the set is left out",
     ]
+
+
+def test_a_default_latency_assert_decides_a_cached_rerun_as_the_first_run(tmp_path: Path) -> None:
+    # Issue 27, item 11: a latency assert from promptfoo's defaultTest failed on every re-run
+    # read from the cache ("no latency measured (static outputs)"). The imported suite, run
+    # twice against a loopback server: the second run is all cache hits, with the same verdict.
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['Q: {{question}}']\nproviders: [openai:chat:echo]\n"
+        "defaultTest:\n  assert: [{type: latency, threshold: 60000}]\n"
+        "tests: [{vars: {question: hi}, assert: [{type: contains, value: hi}]}]\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(["import", "promptfoo", "promptfooconfig.yaml"], tmp_path)
+    assert code == 0, err
+    imported = tmp_path / "promptfooconfig-assay"
+    candidates = imported / "candidates.yaml"
+    spec = yaml.safe_load(candidates.read_text(encoding="utf-8"))
+    assert spec["provider"] == {"type": "openai", "model": "echo"}
+    args = ["eval", "goldens", "--candidates", "candidates.yaml", "--json", "--no-save"]
+    with fake_openai() as server:
+        spec["provider"]["base_url"] = server.url
+        candidates.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        runs = []
+        for _ in range(2):
+            code, out, err = run_cli(args, imported, 30)
+            assert code == 0, err
+            runs.append(json.loads(out))
+        assert server.total == 1
+    first, second = ([(r["status"], r["checks"]) for r in d["results"]] for d in runs)
+    assert runs[1]["summary"]["model_calls"]["cache_hits"] == 1
+    assert first[0][0] == "pass"
+    assert [c["op"] for c in first[0][1]] == ["latency", "contains"]
+    assert second == first
 
 
 def test_a_templated_default_assert_renders_per_test(tmp_path: Path) -> None:

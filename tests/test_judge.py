@@ -193,11 +193,15 @@ def make_project(
     return goldens_path, outputs_path
 
 
-def judged_run(root: Path, goldens: Path, outputs: Path, *extra: str) -> dict[str, Any]:
+def judged_run(
+    root: Path, goldens: Path, outputs: Path, *extra: str, exit_code: int = 0
+) -> dict[str, Any]:
+    """``assay gate GOLDENS --outputs FILE --json``: the exit code expected (1 when a judge
+    error is more than max_error_rate allows, in every mode) and the parsed document."""
     code, out, err = run_cli(
         ["gate", goldens, "--outputs", outputs, "--json", *extra], root, timeout=60
     )
-    assert code == 0, f"exit {code}\nstdout: {out}\nstderr: {err}"
+    assert code == exit_code, f"exit {code}\nstdout: {out}\nstderr: {err}"
     assert "Traceback" not in err
     return json.loads(out)
 
@@ -256,7 +260,7 @@ def test_unparseable_verdict_twice_is_a_judge_error_never_a_pass(
         RUBRIC_GOLDENS[:1],
         {"high": "A great answer. SCORE=1.0"},
     )
-    document = judged_run(tmp_path, goldens, outputs, "--judge")
+    document = judged_run(tmp_path, goldens, outputs, "--judge", exit_code=1)
     [result] = document["results"]
     assert result["status"] == "error"
     assert result["passed"] is False
@@ -294,7 +298,7 @@ def test_a_failing_judge_call_is_a_judge_error(server: FakeOpenAI, tmp_path: Pat
         RUBRIC_GOLDENS[:1],
         {"high": "SCORE=0.9"},
     )
-    document = judged_run(tmp_path, goldens, outputs, "--judge")
+    document = judged_run(tmp_path, goldens, outputs, "--judge", exit_code=1)
     [result] = document["results"]
     assert result["status"] == "error"
     assert result["passed"] is False
@@ -313,6 +317,46 @@ def test_judge_calls_are_cached(server: FakeOpenAI, tmp_path: Path) -> None:
     third = judged_run(tmp_path, goldens, outputs, "--judge", "--no-cache")
     assert server.total == 8
     assert third["results"] == first["results"]
+
+
+def test_the_judge_is_given_the_question(server: FakeOpenAI, tmp_path: Path) -> None:
+    # Issue 27: the judge prompt left out the golden's input, so "answers the question" could
+    # not be graded. A tier 3 golden and a judge assert both carry it.
+    goldens: list[dict[str, Any]] = [
+        {"id": "high", "input": "Explain caching.", "rubric": "Accurate and concise."},
+        {
+            "id": "graded",
+            "input": {"question": "Explain WAL."},
+            "asserts": [{"op": "judge", "rubric": "Mentions the log."}],
+        },
+    ]
+    outputs = {"high": "Caching keeps answers. SCORE=0.9", "graded": "A log. SCORE=0.9"}
+    paths = make_project(tmp_path, toml_judge(server, "judge-json"), goldens, outputs)
+    judged_run(tmp_path, *paths, "--judge")
+    [high] = [p for p in server.prompts() if "Caching keeps" in p]
+    assert "Question or input the answer responds to (may be empty):\nExplain caching.\n" in high
+    [graded] = [p for p in server.prompts() if "A log." in p]
+    assert '{"question":"Explain WAL."}' in graded
+
+
+def test_a_changed_input_is_judged_again(server: FakeOpenAI, tmp_path: Path) -> None:
+    # The input is in the judge's prompt, so in its cache key: a verdict on the answer to
+    # another question is not reused.
+    goldens, outputs = make_project(tmp_path, toml_judge(server, "judge-json"))
+    judged_run(tmp_path, goldens, outputs, "--judge")
+    assert server.total == 4
+    changed = [
+        {**g, "input": "Explain it again."} if g["id"] == "high" else g for g in RUBRIC_GOLDENS
+    ]
+    make_project(tmp_path, None, changed)
+    judged_run(tmp_path, goldens, outputs, "--judge")
+    assert server.total == 5  # only the golden whose input changed
+
+
+def test_a_custom_prompt_may_name_the_input() -> None:
+    settings = JudgeSettings(rubric_prompt="Q={input} R={rubric} O={output}")
+    assert judge_prompt(settings, "out", "be kind", "ref", "why?") == "Q=why? R=be kind O=out"
+    assert judge_prompt(settings, "out", "be kind", "ref") == "Q= R=be kind O=out"
 
 
 def test_a_changed_output_is_judged_again(server: FakeOpenAI, tmp_path: Path) -> None:

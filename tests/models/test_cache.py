@@ -74,12 +74,15 @@ def write_candidates(
     return path
 
 
-def live_run(root: Path, goldens: Path, candidates: Path, *extra: str) -> dict[str, Any]:
-    """``assay eval GOLDENS --candidates FILE --json``: exit 0 and the parsed document."""
+def live_run(
+    root: Path, goldens: Path, candidates: Path, *extra: str, exit_code: int = 0
+) -> dict[str, Any]:
+    """``assay eval GOLDENS --candidates FILE --json``: the exit code expected (0: no error
+    result; 1: more errors than max_error_rate, in every mode) and the parsed document."""
     code, out, err = run_cli(
         ["eval", goldens, "--candidates", candidates, "--json", *extra], root, CLI_TIMEOUT_S
     )
-    assert code == 0, f"exit {code}\nstdout: {out}\nstderr: {err}"
+    assert code == exit_code, f"exit {code}\nstdout: {out}\nstderr: {err}"
     assert "Traceback" not in err
     return json.loads(out)
 
@@ -227,7 +230,7 @@ def test_errors_are_never_cached(server: FakeOpenAI, tmp_path: Path) -> None:
         ],
     )
     candidates = write_candidates(tmp_path, server, model="picky")
-    first = live_run(tmp_path, goldens, candidates)
+    first = live_run(tmp_path, goldens, candidates, exit_code=1)
     results = by_pair(first)
     assert results[("brief", "fine")]["status"] == "pass"
     rejected = results[("brief", "rejected")]
@@ -238,7 +241,7 @@ def test_errors_are_never_cached(server: FakeOpenAI, tmp_path: Path) -> None:
     assert server.total == 2
     assert cache_count(tmp_path) == 1
 
-    second = live_run(tmp_path, goldens, candidates)
+    second = live_run(tmp_path, goldens, candidates, exit_code=1)
     assert server.total == 3  # the 400 golden was asked again, the good one was not
     assert server.prompts()[-1] == "Q: REJECT this"
     assert second["summary"]["model_calls"]["cache_hits"] == 1
@@ -250,14 +253,16 @@ def test_a_server_error_after_retries_is_an_error_result_and_not_cached(
 ) -> None:
     goldens = write_goldens(tmp_path, THREE_GOLDENS[:1])
     candidates = write_candidates(tmp_path, server, model="always-500", max_retries=0)
-    document = live_run(tmp_path, goldens, candidates)
+    document = live_run(tmp_path, goldens, candidates, exit_code=1)
     [result] = document["results"]
     assert result["status"] == "error"
     assert result["passed"] is False
+    assert result["score"] is None  # an error says nothing of the answer: no score
     assert result["notes"] == ["server error (500): scripted 500 after 1 attempt(s)"]
     assert document["summary"]["counts"]["error"] == 1
+    assert document["summary"]["mean_score"] is None
     assert cache_count(tmp_path) == 0
-    live_run(tmp_path, goldens, candidates)
+    live_run(tmp_path, goldens, candidates, exit_code=1)
     assert server.total == 2
 
 

@@ -1,4 +1,5 @@
-"""The cache keeps a completion's finish reason; a cache from before it gains the column."""
+"""The cache keeps a completion's finish reason and latency; a cache from before them gains the
+columns."""
 
 from __future__ import annotations
 
@@ -31,5 +32,7 @@ def test_an_old_cache_gains_the_column_and_keeps_its_entries(tmp_path: Path) -> 
     db.close()
     with OutputCache(path) as cache:
         assert cache.get("old") == Completion("Lyon", 2, 1, None)
-        cache.put("new", Completion("Nice", 1, 1, "stop"))
+        assert cache.lookup("old") == (Completion("Lyon", 2, 1, None), None)
+        cache.put("new", Completion("Nice", 1, 1, "stop"), 40.0)
         assert cache.get("new") is not None and cache.get("new").finish_reason == "stop"  # type: ignore[union-attr]
+        assert cache.lookup("new") == (Completion("Nice", 1, 1, "stop"), 40.0)

@@ -38,13 +38,13 @@ def test_a_failed_call_counts_as_made_and_as_failed(
     monkeypatch.setenv("K", "key")
     args = _project(tmp_path, server)
     code, out, err = run_cli([*args, "--json"], tmp_path)
-    assert code == 0, err
+    assert code == 1, err  # an error result, with max_error_rate 0: the run cannot decide
     calls = json.loads(out)["summary"]["model_calls"]
     # Two calls were sent (the 400 is not retried): both made, one of them failed.
     assert (calls["made"], calls["errors"], calls["cache_hits"]) == (2, 1, 0)
     assert server.total == 2
     # Again: the good answer comes from the cache, the failed call is made again.
     code, out, err = run_cli(args, tmp_path)
-    assert code == 0, err
+    assert code == 1, err
     assert "calls: 1 made (1 failed), 1 from the cache;" in out
     assert server.total == 3

@@ -83,11 +83,13 @@ def only_result(tmp_path: Path) -> dict[str, Any]:
 
 
 def assert_error_result(tmp_path: Path, args: list[str], *needles: str) -> str:
-    """Exit 0 (no --check: an error result is no regression), no traceback, the report
-    written, the one result an error whose note holds every needle."""
+    """Exit 1 (an error result is no regression, but with max_error_rate 0 the run cannot
+    decide, in every mode), no traceback, the report written, the one result an error whose
+    note holds every needle."""
     code, out, err = run_cli(args, tmp_path)
     assert "Traceback" not in out + err
-    assert code == 0, err
+    assert code == 1, err
+    assert "assay: error: the gate cannot decide: 1 of 1 result(s) are errors" in err
     result = only_result(tmp_path)
     assert result["status"] == "error"
     note = " ".join(result["notes"])

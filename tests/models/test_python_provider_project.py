@@ -18,6 +18,7 @@ import pytest
 import assay.cli
 from assay.models._cache import cache_key, default_cache_path, provider_identity
 from assay.models.providers import ProviderConfig
+from assay.models.providers._project_modules import project_modules
 from assay.models.providers.python import FunctionError, load_function, source_digest
 from tests.helpers.cli import run_cli
 
@@ -176,7 +177,11 @@ def test_editing_the_function_file_is_a_cache_miss(
 
 def test_the_cache_holds_a_digest_of_the_file_never_its_text(project: Path) -> None:
     source = (project / "myprov.py").read_bytes()
-    identity = provider_identity(ProviderConfig(type="python", function="myprov:answer"), project)
+    try:  # the identity imports the module (to find the helpers it loads): forget it after
+        config = ProviderConfig(type="python", function="myprov:answer")
+        identity = provider_identity(config, project)
+    finally:
+        sys.modules.pop("myprov", None)
     assert identity["source_sha256"] == hashlib.sha256(source).hexdigest()
     assert source_digest("myprov:answer", project) == hashlib.sha256(source).hexdigest()
     run_eval(project)
@@ -204,3 +209,159 @@ def test_the_identity_of_the_other_provider_types_is_unchanged() -> None:
         == "6cf04c09f44fb4b64e09792672f0f0e499b708abb302760c2b99ba34e4582ddb"
     )
     assert provider_identity(command) == command.cache_identity()
+
+
+# --------------------------------------------------------------------------- its helpers
+
+HELPER_PROVIDER = (
+    "import helpers\n"
+    "from tools.words import shout\n\n"
+    "def answer(prompt: str) -> str:\n"
+    "    return shout(helpers.ANSWER)\n"
+)
+
+
+def helper_project(folder: Path) -> None:
+    """myprov imports two modules of the project: helpers.py, and tools/words.py (a package)."""
+    (folder / "myprov.py").write_text(HELPER_PROVIDER, encoding="utf-8")
+    (folder / "helpers.py").write_text("ANSWER = 'x'\n", encoding="utf-8")
+    (folder / "tools").mkdir()
+    (folder / "tools" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "tools" / "words.py").write_text(
+        "def shout(text):\n    return text.upper()\n", encoding="utf-8"
+    )
+
+
+def calls_of(document: dict[str, Any]) -> tuple[int, int]:
+    calls = document["summary"]["model_calls"]
+    return calls["made"], calls["cache_hits"]
+
+
+def test_editing_a_module_the_provider_imports_is_a_cache_miss(
+    project: Path, console_script_path: list[bool]
+) -> None:
+    # Issue 27, item 14: only the provider's own file was in the key, so an edited helper
+    # left the old answers in the cache.
+    helper_project(project)
+    first = run_eval(project)
+    assert (output_of(first), calls_of(first)) == ("X", (1, 0))
+    assert calls_of(run_eval(project)) == (0, 1)  # nothing changed: a hit
+
+    # Another size: an edit within the same second to the same size can still import a stale
+    # .pyc (the bytecode cache checks mtime and size), which is not what this test is about.
+    (project / "helpers.py").write_text("ANSWER = 'y'  # edited\n", encoding="utf-8")
+    second = run_eval(project)
+    assert (output_of(second), calls_of(second)) == ("Y", (1, 0))
+
+    (project / "tools" / "words.py").write_text(
+        "def shout(text):\n    return text + '!'\n", encoding="utf-8"
+    )
+    third = run_eval(project)
+    assert (output_of(third), calls_of(third)) == ("y!", (1, 0))
+    assert calls_of(run_eval(project)) == (0, 1)
+
+
+def test_the_key_names_the_project_modules_the_provider_loaded(project: Path) -> None:
+    helper_project(project)
+    (project / ".venv" / "lib").mkdir(parents=True)  # an environment inside the project
+    config = ProviderConfig(type="python", function="myprov:answer")
+    try:
+        identity = provider_identity(config, project)
+    finally:
+        for name in ("myprov", "helpers", "tools", "tools.words"):
+            sys.modules.pop(name, None)
+    digest = {
+        path: hashlib.sha256((project / path).read_bytes()).hexdigest()
+        for path in ("helpers.py", "tools/__init__.py", "tools/words.py")
+    }
+    # The provider's own file keeps its key; json, pathlib and the rest of the standard
+    # library (outside the project) are not in it; the cache holds digests, never code.
+    assert identity["project_modules"] == digest
+    assert identity["source_sha256"] == source_digest("myprov:answer", project)
+
+
+def test_a_provider_with_no_helper_keeps_its_key(project: Path) -> None:
+    config = ProviderConfig(type="python", function="myprov:answer")
+    try:
+        identity = provider_identity(config, project)
+    finally:
+        sys.modules.pop("myprov", None)
+    assert "project_modules" not in identity  # existing caches of such a provider still hit
+
+
+def test_a_helper_edited_in_a_long_lived_process_is_imported_again(tmp_path: Path) -> None:
+    # No run_cli to forget the modules between the two keys: the helper in memory would be the
+    # old one, and the new key would store the old code's answers.
+    tag = tmp_path.name.replace("-", "_")
+    provider, helper = f"assay_prov_{tag}", f"assay_helper_{tag}"
+    (tmp_path / f"{provider}.py").write_text(
+        f"from {helper} import ANSWER\n\ndef answer(prompt):\n    return ANSWER\n",
+        encoding="utf-8",
+    )
+    (tmp_path / f"{helper}.py").write_text("ANSWER = 'x'\n", encoding="utf-8")
+    config = ProviderConfig(type="python", function=f"{provider}:answer")
+    try:
+        before = provider_identity(config, tmp_path)
+        assert load_function(f"{provider}:answer", tmp_path)("p") == "x"
+        (tmp_path / f"{helper}.py").write_text("ANSWER = 'yy'\n", encoding="utf-8")
+        after = provider_identity(config, tmp_path)
+        assert after["project_modules"] != before["project_modules"]
+        assert load_function(f"{provider}:answer", tmp_path)("p") == "yy"
+    finally:
+        sys.modules.pop(provider, None)
+        sys.modules.pop(helper, None)
+
+
+def test_every_way_of_importing_a_helper_is_found(tmp_path: Path) -> None:
+    # A constant imported by name, relative imports in a package, an import inside the
+    # function, a module bound by importlib; not the standard library, nor packages installed
+    # in an environment inside the project.
+    tag = tmp_path.name.replace("-", "_")
+    pkg = tmp_path / f"assay_pkg_{tag}"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "prov.py": (
+            "import importlib, json\n"
+            "from .consts import NAME\n"
+            "from . import util\n"
+            "from .sub import deep\n"
+            "import site_pkg\n"
+            f"bound = importlib.import_module('{pkg.name}_dyn')\n\n"
+            "def answer(prompt):\n"
+            "    import lazy_helper\n"
+            "    return NAME\n"
+        ),
+        "consts.py": "NAME = 'n'\n",
+        "util.py": "",
+        "sub/__init__.py": "",
+        "sub/deep.py": "",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text, encoding="utf-8")
+    (tmp_path / f"{pkg.name}_dyn.py").write_text("", encoding="utf-8")
+    (tmp_path / "lazy_helper.py").write_text("", encoding="utf-8")
+    installed = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    installed.mkdir(parents=True)
+    (installed / "site_pkg.py").write_text("", encoding="utf-8")
+    sys.path.insert(0, str(installed))
+    try:
+        load_function(f"{pkg.name}.prov:answer", tmp_path)
+        found = project_modules(sys.modules[f"{pkg.name}.prov"], tmp_path.resolve())
+    finally:
+        sys.path.remove(str(installed))
+        for name in [n for n in sys.modules if n.startswith(pkg.name) or n == "site_pkg"]:
+            sys.modules.pop(name, None)
+    paths = sorted(p.relative_to(tmp_path.resolve()).as_posix() for p in found.values())
+    prefix = pkg.name
+    assert paths == sorted(
+        [
+            f"{prefix}/__init__.py",
+            f"{prefix}/consts.py",
+            f"{prefix}/util.py",
+            f"{prefix}/sub/__init__.py",
+            f"{prefix}/sub/deep.py",
+            f"{prefix}_dyn.py",
+            "lazy_helper.py",
+        ]
+    )

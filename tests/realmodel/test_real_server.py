@@ -114,7 +114,7 @@ def test_a_wrong_key_surfaces_the_servers_message(
     assert code == 0, err
     monkeypatch.setenv("ASSAY_WRONG_KEY", "not-the-key")
     args = project(tmp_path, llama, key_env="ASSAY_WRONG_KEY")
-    document = run_json([*args, "--no-cache"], tmp_path)
+    document = run_json([*args, "--no-cache"], tmp_path, code=1)  # all errors: undecided
     for result in document["results"]:
         assert result["status"] == "error"
         assert result["notes"][0].startswith("request rejected (401): Invalid API Key")
@@ -131,7 +131,7 @@ def test_an_over_long_prompt_surfaces_the_servers_message(
     args = project(tmp_path, llama)
     long = {"id": "long", "input": "word " * 3000, "asserts": ["not-contains:zzzz"]}
     (tmp_path / "goldens.jsonl").write_text(json.dumps(long) + "\n")
-    [result] = run_json([*args, "--no-cache"], tmp_path)["results"]
+    [result] = run_json([*args, "--no-cache"], tmp_path, code=1)["results"]
     assert result["status"] == "error"
     note = result["notes"][0]
     assert note.startswith("request rejected (400): ")

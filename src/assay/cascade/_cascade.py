@@ -325,8 +325,10 @@ def _weighted(
 
 
 def error_result(golden: Golden, candidate: str, message: str) -> Result:
-    """A pair that could not be scored (e.g. the model call failed): never a pass."""
-    return _decided(golden, candidate, "error", 0.0, None, (), (message,))
+    """A pair that could not be scored (e.g. the model call failed): never a pass, and no
+    score (an error says nothing of the answer, so it must not count as a wrong one in a
+    mean score or the ranking)."""
+    return _decided(golden, candidate, "error", None, None, (), (message,))
 
 
 def combine_repeats(results: Sequence[Result]) -> Result:

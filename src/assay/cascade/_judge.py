@@ -6,13 +6,16 @@ of assay.toml says ``verified = true``; otherwise goldens that reach tier 3 are 
 
     [judge]
     verified = false                       # flip once you have checked the judge on goldens
-    rubric_prompt = "..."                  # optional; {rubric}, {output}, {expected} placeholders
+    rubric_prompt = "..."                  # optional; {rubric}, {input}, {expected}, {output}
     [judge.provider]                       # any provider of the candidates file
     type = "openai"
     base_url = "http://127.0.0.1:8000/v1"
     model = "judge-model"
 
-The judge is asked for ``{"score": 0..1, "reason": "..."}``. The verdict is parsed robustly (JSON
+The judge is given the rubric, the golden's ``input`` (the question the answer responds to: a
+rubric like "answers the question" cannot be graded without it), the reference answer and the
+answer, and is asked for ``{"score": 0..1, "reason": "..."}``. Every part of the prompt is in the
+judge's cache key, so a changed input is a new judge call. The verdict is parsed robustly (JSON
 in prose or in a code fence, or a bare number); an unparseable verdict is asked for once more
 and then reported as ``judge-error``: never a pass. Judge calls are cached like outputs.
 """
@@ -46,20 +49,31 @@ class Verdict(TypedDict):
 
 DEFAULT_RUBRIC_PROMPT: Final = (
     "You are grading an answer against a rubric.\n\nRubric:\n{rubric}\n\n"
+    "Question or input the answer responds to (may be empty):\n{input}\n\n"
     "Reference answer (may be empty):\n{expected}\n\nAnswer to grade:\n{output}\n\n"
     'Reply with only a JSON object: {{"score": <number from 0 to 1>, "reason": "<one '
     'sentence>"}}'
 )
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(?:rubric|expected|output)\}")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(?:rubric|input|expected|output)\}")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\s*(?:score\s*[:=]\s*)?(\d+(?:\.\d+)?)\s*\.?\s*$", re.IGNORECASE)
 
 
-def judge_prompt(settings: JudgeSettings, output: str, rubric: str, expected: str) -> str:
-    """The grading prompt: ``{rubric}``, ``{expected}`` and ``{output}`` filled in one pass (a
-    placeholder inside the output is not expanded again); ``{{`` / ``}}`` are literal braces."""
+def judge_prompt(
+    settings: JudgeSettings, output: str, rubric: str, expected: str, input: str = ""
+) -> str:
+    """The grading prompt: ``{rubric}``, ``{input}`` (the golden's input, the question),
+    ``{expected}`` and ``{output}`` filled in one pass (a placeholder inside the output is not
+    expanded again); ``{{`` / ``}}`` are literal braces."""
     template = settings.rubric_prompt or DEFAULT_RUBRIC_PROMPT
-    values = {"{rubric}": rubric, "{expected}": expected, "{output}": output, "{{": "{", "}}": "}"}
+    values = {
+        "{rubric}": rubric,
+        "{input}": input,
+        "{expected}": expected,
+        "{output}": output,
+        "{{": "{",
+        "}}": "}",
+    }
     return _PLACEHOLDER.sub(lambda m: values[m.group(0)], template)
 
 
@@ -97,15 +111,19 @@ def parse_verdict(text: str) -> Verdict | None:
     return None
 
 
+# One thing to judge: (output, rubric, expected, input); expected and input may be "".
+JudgeItem = tuple[str, str, str, str]
+
+
 async def judge_texts(
-    items: Sequence[tuple[str, str, str]],
+    items: Sequence[JudgeItem],
     settings: JudgeSettings,
     *,
     cache: OutputCache | None,
     stats: RunStats | None = None,
     root: Path | None = None,
 ) -> list[tuple[Verdict | None, str | None]]:
-    """Judge ``(output, rubric, expected)`` triples; each gets a verdict or an error text. No
+    """Judge ``(output, rubric, expected, input)`` items; each gets a verdict or an error text. No
     ``[judge.provider]``, or one that cannot start, is a ConfigError naming the config file.
 
     ``stats``, when given, counts the judge's calls, tokens and cost (apart from the
@@ -231,23 +249,24 @@ def apply_judge(
 
 def _judge_items(
     pending: Sequence[tuple[Result, Any, Golden]],
-) -> tuple[list[tuple[str, str, str]], list[_Asked]]:
-    """One batch of ``(output, rubric, expected)`` items for every pending result, and what
-    each result asked (see ``_Asked``)."""
-    items: list[tuple[str, str, str]] = []
+) -> tuple[list[JudgeItem], list[_Asked]]:
+    """One batch of ``(output, rubric, expected, input)`` items for every pending result, and
+    what each result asked (see ``_Asked``)."""
+    items: list[JudgeItem] = []
     owned: list[_Asked] = []
     for result, output, golden in pending:
         text = as_text(output)
         expected = as_text(golden.expected) if golden.has_expected else ""
+        question = "" if golden.input is None else as_text(golden.input)
         if not golden.asserts:
             owned.append(len(items))
-            items.append((text, golden.rubric or "", expected))
+            items.append((text, golden.rubric or "", expected, question))
             continue
         asked: list[tuple[int, int]] = []
         for index, (spec, check) in enumerate(zip(golden.asserts, result.checks, strict=True)):
             if is_pending_judge(check):
                 asked.append((index, len(items)))
-                items.append((text, str(spec.args["rubric"]), expected))
+                items.append((text, str(spec.args["rubric"]), expected, question))
         owned.append(asked)
     return items, owned
 
@@ -271,12 +290,18 @@ def _tier3_decided(
 
 
 def judge(
-    output: str, rubric: str, settings: JudgeSettings | None = None, *, expected: str = ""
+    output: str,
+    rubric: str,
+    settings: JudgeSettings | None = None,
+    *,
+    expected: str = "",
+    input: str = "",
 ) -> Verdict:
-    """Grade one ``output`` against ``rubric`` (what a good answer does), and ``expected`` (a
-    reference answer) if there is one, with the judge of ``settings`` (default: the ``[judge]``
-    block of the project's config). Blocking; a ConfigError when no judge provider is
-    configured or the judge's verdict is unusable.
+    """Grade one ``output`` against ``rubric`` (what a good answer does), ``expected`` (a
+    reference answer) if there is one, and ``input`` (the question the output answers) if
+    there is one, with the judge of ``settings`` (default: the ``[judge]`` block of the
+    project's config). Blocking; a ConfigError when no judge provider is configured or the
+    judge's verdict is unusable.
     """
     import asyncio
 
@@ -284,7 +309,7 @@ def judge(
         from assay.config import load_config
 
         settings = load_config().judge
-    verdicts = asyncio.run(judge_texts([(output, rubric, expected)], settings, cache=None))
+    verdicts = asyncio.run(judge_texts([(output, rubric, expected, input)], settings, cache=None))
     verdict, error = verdicts[0]
     if verdict is None:
         raise ConfigError(f"judge-error: {error}", source=settings.source, field="judge")

@@ -17,7 +17,17 @@ from assay.cli._help import SectionedCommand
     "eval",
     cls=SectionedCommand,
     sections=[
-        ("What to run", ("candidates", "repeats", "max_concurrency", "no_cache", "no_progress")),
+        (
+            "What to run",
+            (
+                "candidates",
+                "candidate_ids",
+                "repeats",
+                "max_concurrency",
+                "no_cache",
+                "no_progress",
+            ),
+        ),
         ("Which goldens", opt.SELECTION_SECTION),
         ("Scoring", ("similarity", "use_judge")),
         ("Saved runs", ("no_save",)),
@@ -26,6 +36,10 @@ from assay.cli._help import SectionedCommand
     examples=[
         ("assay eval goldens/ --candidates candidates.yaml", "every candidate on every golden"),
         ("assay eval goldens/ --candidates candidates.yaml -r 5", "five answers each: pass^k"),
+        (
+            "assay eval goldens/ --candidates candidates.yaml --candidate brief",
+            "only the candidate 'brief'",
+        ),
         ("assay eval goldens/ --candidates candidates.yaml -w", "write the baseline to commit"),
         (
             "assay eval goldens/ --candidates candidates.yaml -c --max-repeats 10",
@@ -37,6 +51,13 @@ from assay.cli._help import SectionedCommand
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @opt.path_option(
     "--candidates", required=True, help="The candidates file: a provider and the prompts to run."
+)
+@click.option(
+    "--candidate",
+    "candidate_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only this candidate of the file (repeat for more; default: all of them).",
 )
 @opt.count_option(
     "-r",
@@ -65,6 +86,7 @@ from assay.cli._help import SectionedCommand
 def eval_command(
     path: Path | None,
     candidates: Path,
+    candidate_ids: tuple[str, ...],
     repeats: int | None,
     max_concurrency: int | None,
     no_progress: bool,
@@ -76,6 +98,11 @@ def eval_command(
     """
     from assay.config import load_config
 
+    if candidate_ids and flags["write_baseline"]:
+        raise click.UsageError(
+            "--candidate and --write-baseline cannot be used together: a baseline is written "
+            "from every candidate"
+        )
     report, options = gate_options(
         flags,
         path=path,
@@ -83,5 +110,6 @@ def eval_command(
         progress=not no_progress,
         repeats=repeats,
         max_concurrency=max_concurrency,
+        candidate_ids=tuple(dict.fromkeys(candidate_ids)),
     )
     return run_gate_flow(options, load_config(), report, False, save=not flags["no_save"])

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         LiveCandidate,
         load_candidates_file,
         provider_config,
+        select_candidates,
     )
     from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
@@ -41,7 +42,9 @@ if TYPE_CHECKING:
 _EXPORTS: Final = exports_by_module(
     {
         "_cache": "DamagedCacheError OutputCache default_cache_path remove_cache_files",
-        "_candidates_file": "CandidatesFile LiveCandidate load_candidates_file provider_config",
+        "_candidates_file": (
+            "CandidatesFile LiveCandidate load_candidates_file provider_config select_candidates"
+        ),
         "_live": "LiveOutputs generate_outputs",
         "_pool": "gather_or_cancel",
         "_runner": "Call Outcome RunStats run_calls",
@@ -77,6 +80,7 @@ __all__ = [
     "remove_cache_files",
     "render",
     "run_calls",
+    "select_candidates",
 ]
 
 

@@ -4,6 +4,11 @@ Keyed by the SHA-256 of the canonical JSON of (provider identity, rendered promp
 purpose), so a changed model, setting, prompt or repeat is a different entry. Only successful
 completions are stored; errors never are. ``assay cache clear`` empties it.
 
+An entry keeps what the call measured besides its answer: the token counts, why the model
+stopped, and how long the call took (``latency_ms``), so that a ``latency`` assert gives a
+cached answer the verdict it gave when the answer was made. Entries written before latencies
+were kept have none (NULL).
+
 A damaged cache (not a database, a malformed page, a folder in its place) stops the run with one
 line saying ``assay cache clear`` resets it. It is not reset behind the user's back: another
 process may be using it, and SQLite's verdict is better read by a person than acted on alone.
@@ -32,7 +37,8 @@ CREATE TABLE IF NOT EXISTS outputs (
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
     created REAL NOT NULL,
-    finish_reason TEXT
+    finish_reason TEXT,
+    latency_ms REAL
 )
 """
 
@@ -40,15 +46,22 @@ CREATE TABLE IF NOT EXISTS outputs (
 def provider_identity(config: ProviderConfig, root: Path | None = None) -> dict[str, Any]:
     """The provider's part of a cache key: :meth:`ProviderConfig.cache_identity`, and for a
     python provider the sha256 of its function's module file (:func:`source_digest`, found with
-    the project root ``root``), so an edited function is a cache miss; a module that cannot be
-    found is a ValueError naming the ``function`` setting. The other types' identities are the
-    config's alone (their existing entries still hit)."""
+    the project root ``root``) and, when it loaded other modules of the project, their paths
+    and sha256 (``project_modules``, :func:`project_module_digests`: the module is imported to
+    find them), so an edited function or helper is a cache miss; a module that cannot be
+    found or imported is a ValueError naming the ``function`` setting. A provider that loads
+    no other module of the project, and every other type, keeps the identity it had (their
+    existing entries still hit)."""
     identity = config.cache_identity()
     if config.type == "python":
         # Imported here: only a run with a python provider pays for it.
-        from assay.models.providers.python import source_digest
+        from assay.models.providers.python import project_module_digests, source_digest
 
-        identity["source_sha256"] = source_digest(config.function or "", root)
+        function = config.function or ""
+        identity["source_sha256"] = source_digest(function, root)
+        helpers = project_module_digests(function, root)
+        if helpers:
+            identity["project_modules"] = helpers
     return identity
 
 
@@ -157,12 +170,15 @@ def _open(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _add_finish_reason(db: sqlite3.Connection) -> None:
-    """Caches written before finish reasons were kept gain the column (NULL: not recorded)."""
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Caches written before finish reasons or latencies were kept gain the columns (NULL:
+    not recorded)."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(outputs)")}
-    if "finish_reason" not in columns:
+    for name, kind in (("finish_reason", "TEXT"), ("latency_ms", "REAL")):
+        if name in columns:
+            continue
         try:
-            db.execute("ALTER TABLE outputs ADD COLUMN finish_reason TEXT")
+            db.execute(f"ALTER TABLE outputs ADD COLUMN {name} {kind}")
         except sqlite3.OperationalError as exc:  # another process added it first
             if "duplicate column" not in str(exc):
                 raise
@@ -177,7 +193,7 @@ def _prepare(db: sqlite3.Connection) -> None:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
-            _add_finish_reason(db)
+            _add_columns(db)
             break
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or attempt == 199:
@@ -199,17 +215,24 @@ class OutputCache:
             self._db = _open(path)
 
     def get(self, key: str) -> Completion | None:
+        found = self.lookup(key)
+        return None if found is None else found[0]
+
+    def lookup(self, key: str) -> tuple[Completion, float | None] | None:
+        """The entry of ``key``: its completion and the latency measured when it was made
+        (None: an entry written before latencies were kept)."""
         with _cache_errors(self.path):
             row = self._db.execute(
-                "SELECT text, input_tokens, output_tokens, finish_reason FROM outputs"
-                " WHERE key = ?",
+                "SELECT text, input_tokens, output_tokens, finish_reason, latency_ms"
+                " FROM outputs WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        return Completion(row[0], int(row[1]), int(row[2]), row[3])
+        latency = float(row[4]) if isinstance(row[4], int | float) else None
+        return Completion(row[0], int(row[1]), int(row[2]), row[3]), latency
 
-    def put(self, key: str, completion: Completion) -> None:
+    def put(self, key: str, completion: Completion, latency_ms: float | None = None) -> None:
         row = (
             key,
             completion.text,
@@ -217,12 +240,13 @@ class OutputCache:
             completion.output_tokens,
             time.time(),
             completion.finish_reason,
+            latency_ms,
         )
         with _cache_errors(self.path):
             self._db.execute(
                 "INSERT OR REPLACE INTO outputs"
-                " (key, text, input_tokens, output_tokens, created, finish_reason)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                " (key, text, input_tokens, output_tokens, created, finish_reason, latency_ms)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 

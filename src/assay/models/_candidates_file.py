@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -90,6 +90,7 @@ class CandidatesFile:
         output_strip: strip surrounding whitespace from every answer before it is scored (off
             by default: some servers pad answers, e.g. llama.cpp's leading space in " Paris").
         notes: what the run should say about the file (e.g. a max_tokens it filled in).
+        defaulted: the candidates given :data:`DEFAULT_MAX_TOKENS` (what that note names).
     """
 
     source: str
@@ -98,6 +99,7 @@ class CandidatesFile:
     max_concurrency: int
     output_strip: bool = False
     notes: tuple[str, ...] = ()
+    defaulted: tuple[str, ...] = ()
 
 
 # Without a length limit a model that misses its stop token generates until the timeout (40 s
@@ -361,6 +363,8 @@ _CANDIDATE: Final = v.Table(
         "provider": v.Dict(),
     },
     unknown="unknown candidate setting",
+    # A promptfoo prompt's names for them ({label, raw}).
+    also={"label": "id", "raw": "prompt"},
     null_absent=True,
     message="each candidate must be a mapping",
 )
@@ -418,16 +422,50 @@ def _candidates(data: Any, at: At, base: Path) -> CandidatesFile:
             config = replace(config, max_tokens=DEFAULT_MAX_TOKENS)
             defaulted.append(cid)
         candidates.append(LiveCandidate(cid, prompt, config, system, messages))
-    note = (
-        f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
-        "max_tokens in the provider; without a limit a model that misses its stop token "
-        "generates until the timeout)"
-    )
     return CandidatesFile(
         at.source or "",
         tuple(candidates),
         top.get("repeats", 1),
         top.get("max_concurrency", 64),
         top.get("output_strip", False),
-        (note,) if defaulted else (),
+        _max_tokens_notes(defaulted),
+        tuple(defaulted),
+    )
+
+
+def _max_tokens_notes(defaulted: Sequence[str]) -> tuple[str, ...]:
+    if not defaulted:
+        return ()
+    return (
+        f"no max_tokens set for {', '.join(defaulted)}: {DEFAULT_MAX_TOKENS} used (set "
+        "max_tokens in the provider; without a limit a model that misses its stop token "
+        "generates until the timeout)",
+    )
+
+
+def select_candidates(spec: CandidatesFile, ids: Sequence[str]) -> CandidatesFile:
+    """``spec`` with only the candidates ``ids`` (``assay eval --candidate``), in the file's
+    order; no ids: all of them.
+
+    Raises:
+        ConfigError: an id the file does not have, naming the file, the ids it has and the
+            near miss (``brif``: did you mean 'brief'?).
+    """
+    if not ids:
+        return spec
+    known = [c.id for c in spec.candidates]
+    for cid in ids:
+        if cid not in known:
+            message = f"no candidate {cid!r} in the candidates file (it has {', '.join(known)})"
+            raise ConfigError(
+                v.did_you_mean(message, cid, known), source=spec.source, field="--candidate"
+            )
+    kept = tuple(c for c in spec.candidates if c.id in set(ids))
+    defaulted = tuple(cid for cid in spec.defaulted if cid in set(ids))
+    other_notes = tuple(n for n in spec.notes if n not in _max_tokens_notes(spec.defaulted))
+    return replace(
+        spec,
+        candidates=kept,
+        notes=_max_tokens_notes(defaulted) + other_notes,
+        defaulted=defaulted,
     )

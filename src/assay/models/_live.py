@@ -33,7 +33,8 @@ class LiveOutputs:
     repeats: int
     stats: RunStats
     finish: dict[str, dict[str, list[str | None]]]
-    # (latency ms, cost USD) of each call, as finish is laid out; None for a cache hit.
+    # (latency ms, cost USD) of each call, as finish is laid out (a cache hit: as measured
+    # when its answer was made; None for a failed call, or a latency cached before they were).
     measured: dict[str, dict[str, list[tuple[float | None, float | None]]]]
 
 

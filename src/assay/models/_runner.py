@@ -5,7 +5,8 @@
 - Retries: 429 (honouring Retry-After), 5xx and connection errors are retried with exponential
   backoff and full jitter, up to ``max_retries``; a timeout once at most; other 4xx never are.
 - Cache: a hit makes no call; only successes are stored, as soon as they arrive, so an
-  interrupted run keeps everything that finished and ``--resume`` continues from there.
+  interrupted run keeps everything that finished and ``--resume`` continues from there. A hit
+  keeps the latency measured when its answer was made, and its cost at the config's prices.
 - Accounting: tokens and cost from the provider's usage fields.
 """
 
@@ -70,9 +71,12 @@ class Call:
 
 @dataclass(slots=True)
 class Outcome:
-    """One call's completion (None when it failed) and how it went. ``latency_ms`` (the
-    successful attempt's wall time) and ``cost_usd`` are None for a cache hit: nothing was
-    spent, so a latency or cost assert has nothing to check."""
+    """One call's completion (None when it failed) and how it went: ``latency_ms`` is the
+    successful attempt's wall time, ``cost_usd`` its tokens at the config's prices. A cache hit
+    keeps both as the answer had them when it was made (the latency is stored with it; None
+    for an entry written before latencies were kept), so a latency or cost assert gives a
+    cached answer the verdict it gave the first time. Nothing spent on a hit counts in
+    :class:`RunStats`."""
 
     completion: Completion | None
     error: str | None = None
@@ -177,14 +181,16 @@ class _Runner:
         key = cache_key(
             call.config, call.cache_prompt(), call.repeat, call.purpose, identity=identity
         )
-        hit = cache.get(key)
-        if hit is not None and self._usable(hit.text):
+        found = cache.lookup(key)
+        if found is not None and self._usable(found[0].text):
+            hit, latency_ms = found
             self.stats.cache_hits += 1
-            return Outcome(hit, cached=True)
+            cost_usd = hit.cost(call.config)
+            return Outcome(hit, cached=True, latency_ms=latency_ms, cost_usd=cost_usd)
         outcome = await self._made(call)
         completion = outcome.completion
         if completion is not None and self._usable(completion.text):
-            cache.put(key, completion)  # at once: an interrupted run keeps it
+            cache.put(key, completion, outcome.latency_ms)  # at once: an interrupted run keeps it
         return outcome
 
     def _usable(self, text: str) -> bool:

@@ -68,6 +68,22 @@ def token_count(value: Any) -> int:
     return value
 
 
+def shown_url(url: str) -> str:
+    """``url`` as an error message may show it: scheme, host, port and path, without a
+    user:password part, a query or a fragment (where a key may be put by hand)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:  # an IPv6 address keeps its brackets
+            host = f"[{host}]"
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+    except ValueError:  # an unparseable port: show no more than the scheme
+        return url.split(":", 1)[0] + "://…"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 _POOL_SIZE = 8
 
 
@@ -122,8 +138,11 @@ class HTTPProvider:
         except httpx.TimeoutException:
             raise ProviderTimeout(f"timed out after {self.config.timeout_s:g} s") from None
         except httpx.TransportError as exc:
+            words = " ".join(str(exc).split())[:200]  # httpx's words: an OS or TLS error
+            detail = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
             raise ProviderError(
-                f"connection failed ({type(exc).__name__})", retryable=True
+                f"connection to {shown_url(self.config.base_url)} failed ({detail})",
+                retryable=True,
             ) from None
         status = response.status_code
         if status >= 400:

@@ -5,8 +5,10 @@ A sync function runs in a worker thread so it cannot stall the other calls.
 
 The module is imported with the project root first on ``sys.path`` (the rule of the ``python``
 assert op, :mod:`assay._project_modules`): a module of the project needs no ``PYTHONPATH``.
-:func:`source_digest` is the sha256 of the module's file, part of the cache identity of a
-python provider, so editing the function's file is a cache miss.
+:func:`source_digest` is the sha256 of the module's file and :func:`project_module_digests`
+those of the other modules of the project it loaded (a helper it imports): both are part of the
+cache identity of a python provider, so editing the function's file, or a helper's, is a cache
+miss.
 
 Whatever the function does is the result of that one call, never assay's fate: an exception,
 ``sys.exit()`` or any other ``BaseException`` (but Ctrl-C) becomes an error result naming it,
@@ -18,13 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from assay.models.providers._base import Completion, ProviderConfig, ProviderError, ProviderTimeout
-from assay.plugins import import_project_module, module_digest
+from assay.plugins import import_project_module, module_digest, project_on_path
 
 # Far above any real call, and low enough that cost arithmetic stays finite.
 MAX_TOKENS: Final = 10**12
@@ -89,6 +92,58 @@ def source_digest(spec: str, root: Path | None = None) -> str | None:
         return module_digest(module_name, Path.cwd() if root is None else root)
     except (Exception, SystemExit) as exc:  # a parent package runs when the module is found
         raise _cannot_import(spec, module_name, exc) from None
+
+
+def project_module_digests(spec: str, root: Path | None = None) -> dict[str, str]:
+    """``{path: sha256}`` of the modules of the project that ``module:function``'s module
+    loaded, besides itself (see :mod:`assay.models.providers._project_modules`): paths relative
+    to the project root ``root`` (default: the working directory), POSIX style. The module is
+    imported to find them. Only digests: the cache never holds the code.
+
+    In a process that lives on (a library user, the pytest plugin), a helper edited since this
+    process keyed it is imported again, with the module, before it is keyed: the code that runs
+    is the code keyed.
+
+    Raises:
+        FunctionError: the module cannot be imported (a cache hit must not hide a provider that
+            cannot start).
+    """
+    from assay.models.providers._project_modules import project_modules
+
+    base = (Path.cwd() if root is None else root).resolve()
+    module_name, _attr = _module_name(spec)
+    load_function(spec, root)
+    digests = _digests(project_modules(sys.modules[module_name], base), base)
+    where = str(base)
+    stale = [n for n, (path, sha) in digests.items() if _KEYED.get((where, path), sha) != sha]
+    if stale:
+        with project_on_path(base):
+            for name in (*stale, module_name):
+                sys.modules.pop(name, None)
+        load_function(spec, root)
+        digests = _digests(project_modules(sys.modules[module_name], base), base)
+    _KEYED.update({(where, path): digest for path, digest in digests.values()})
+    return dict(sorted(digests.values()))
+
+
+# (project root, file path) -> the digest a python provider's cache identity had for that file
+# in this process: a later digest that differs means the module in memory is out of date.
+_KEYED: dict[tuple[str, str], str] = {}
+
+
+def _digests(modules: Mapping[str, Path], root: Path) -> dict[str, tuple[str, str]]:
+    """Module name -> (path relative to the root, sha256 of its file) for the files that can
+    be read (a file gone since its import keys nothing)."""
+    import hashlib
+
+    out = {}
+    for name, path in modules.items():
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            continue
+        out[name] = (path.relative_to(root).as_posix(), digest)
+    return out
 
 
 # A call's outcome as a value: (True, result) or (False, the exception it raised). Raising a
