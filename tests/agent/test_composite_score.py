@@ -32,6 +32,7 @@ from assay.agent import (
 from assay.asserts import CheckResult
 from assay.goldens import Golden, build_goldens
 from assay.results import Result
+from tests.cli.test_agent_benchmark import MEASURED_ZERO
 
 # ------------------------------------------------------------------------------------ helpers
 
@@ -197,8 +198,11 @@ def test_agent_results_are_the_one_result_shape() -> None:
         0.0,
         "agent-telemetry",
     )
-    assert t1.telemetry == {"cost_usd": 0.2, "duration_s": 60.0, "tests_failed": 0}
-    assert t4.telemetry == {"cost_usd": 0.0, "duration_s": 0.0, "tests_failed": 2}
+    # Every measured figure of the record (a field it lacks at its zero value), its judge.
+    judged = {"correctness": 5, "style": 5, "test_coverage": 5, "safety": 5}
+    t1_telemetry = {**MEASURED_ZERO, "cost_usd": 0.2, "duration_s": 60.0, "judge": judged}
+    assert t1.telemetry == t1_telemetry
+    assert t4.telemetry == {**MEASURED_ZERO, "tests_failed": 2}
     assert t1.title == "First" and t3.title is None
     assert t1.failure is None and t4.failure is not None
     assert t1.to_dict() == {
@@ -211,7 +215,7 @@ def test_agent_results_are_the_one_result_shape() -> None:
         "decided_by": "agent-telemetry",
         "checks": [],
         "title": "First",
-        "telemetry": {"cost_usd": 0.2, "duration_s": 60.0, "tests_failed": 0},
+        "telemetry": t1_telemetry,
     }
 
 
@@ -599,6 +603,7 @@ def test_a_task_that_could_not_be_run_is_out_of_the_composite() -> None:
     tasks = [golden("a"), golden("b")]
     run = score_tasks(tasks, telemetry(record("a"), record("b", error="disk full")))
     assert [r.status for r in run.tasks] == ["pass", "error"]
+    assert result(run, "b").score is None  # an error has no score (issue 27, item 16)
     assert run.components.task_success == 1.0
     assert run.components.reliability == 1.0 and run.components.safety == 1.0
     # The same outside record with tests_failed does not zero Safety either: it was not scored.

@@ -168,3 +168,21 @@ def test_variables_an_agent_block_names_reach_its_container(tmp_path: Path) -> N
         image="i", name="n", world=world, env=env, limits=Limits(5), passed=("MY_API_KEY",)
     )
     assert "MY_API_KEY=k" in argv and not any(a.startswith("OTHER=") for a in argv)
+
+
+def test_a_verify_that_cannot_run_in_its_image_stops_the_run_before_any_agent(
+    tmp_path: Path, image: str
+) -> None:
+    # verify runs first, in the task's container, for every task: no agent starts.
+    make_task(tmp_path)
+    broken = TASK.replace("python -m pytest", "python -m no_such_module_xyz")
+    make_task(tmp_path, "broken", broken)
+    code, out, err = run_cli([*ARGS, "--image", image, "--no-journal", "-j", "2"], tmp_path, 600)
+    assert (code, out) == (1, "") and "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert line.startswith(
+        "assay: error: task broken: its verify 'python -m no_such_module_xyz -q -p "
+        "no:cacheprovider' cannot run on the untouched fixture: "
+    )
+    assert line.endswith("No module named no_such_module_xyz"), line
+    assert not (tmp_path / ".assay" / "agent-runs").exists()

@@ -117,6 +117,24 @@ def test_a_process_left_behind_is_an_orphan_and_is_gone_afterwards(tmp_path: Pat
     assert running(marker) == []
 
 
+@pytest.mark.parametrize("isolation", ["bubblewrap", "none"])
+@pytest.mark.parametrize("journal", [[], ["--no-journal"]])
+@pytest.mark.parametrize("leave", ["(sleep {} &)", "(setsid sleep {} &)", "setsid -f sleep {}"])
+def test_a_process_a_subshell_left_is_an_orphan(
+    tmp_path: Path, isolation: str, journal: list[str], leave: str
+) -> None:
+    # `(cmd &)`: the subshell exits at once, its child lives on, reparented away from the
+    # agent's shell, in a session of its own with setsid. Without a sandbox and without the
+    # tracer that was counted 0 and left running: nothing but the session found it.
+    make_task(tmp_path)
+    marker = "31.4158"
+    agent = leave.format(marker)
+    document, _ = agent_run(tmp_path, agent, "--isolation", isolation, *journal)
+    assert telemetry(tmp_path, "fix-add")["orphans"] == 1
+    assert document["summary"]["composite"]["components"]["reliability"] == 0.95
+    assert running(marker) == []
+
+
 def test_an_edit_outside_owned_files_fails_as_scope_creep(tmp_path: Path) -> None:
     make_task(tmp_path)
     agent = "sed -i 's/return a - b/return a + b/' calc.py && echo x > notes.txt"
@@ -216,3 +234,18 @@ def test_the_oracle_passes_every_packaged_task_and_noop_fails_them(tmp_path: Pat
     assert code == 0, err
     failures = [r["failure"]["category"] for r in json.loads(out)["results"]]
     assert failures == ["orientation_miss"] * 10
+
+
+def test_the_json_document_carries_what_was_measured(tmp_path: Path) -> None:
+    # It carried cost, duration and failed tests only: the rest was in .assay/agent-runs/.
+    make_task(tmp_path)
+    document, _ = agent_run(tmp_path, "oracle")
+    record = telemetry(tmp_path, "fix-add")
+    measured = only(document)["telemetry"]
+    named = ["files_modified", "tests_run", "tests_passed", "tests_failed", "orphans", "crashes"]
+    named += ["completion_signals_checked", "completion_signals_passed", "attestation"]
+    assert {k: measured[k] for k in named} == {k: record[k] for k in named}
+    assert measured["files_modified"] == ["calc.py"]
+    assert (measured["tests_run"], measured["tests_passed"]) == (1, 1)
+    assert measured["attestation"].startswith("sha256:")
+    assert "output" not in measured  # the agent's output stays in its record

@@ -32,6 +32,25 @@ STANDARD_IDS = [
     "standard-paginate-endpoint",
     "standard-structured-logging",
 ]
+# A result's telemetry when its record says nothing: each measured figure at its zero value.
+MEASURED_ZERO: dict[str, Any] = {
+    "cost_usd": 0.0,
+    "duration_s": 0.0,
+    "tests_failed": 0,
+    "tests_run": 0,
+    "tests_passed": 0,
+    "completion_signals_checked": 0,
+    "completion_signals_passed": 0,
+    "files_modified": [],
+    "files_read": [],
+    "turns_used": 0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "crashes": 0,
+    "orphans": 0,
+    "merge_conflicts": 0,
+    "compile_error": False,
+}
 RUN_FILE = re.compile(r"eval_run_\d{8}T\d{6}_\d{6}Z(_\d+)?\.json")
 
 
@@ -84,7 +103,9 @@ def test_fresh_directory_scores_the_packaged_smoke_tier(cli: CliRunner, tmp_path
             1.0,
             "agent-telemetry",
         )
-        assert task["telemetry"] == {"cost_usd": 0.1, "duration_s": 30.0, "tests_failed": 0}
+        # Every measured figure of the record (its output aside: the document holds none).
+        given = {k: v for k, v in PASSING_SMOKE[task["id"]].items() if k != "output"}
+        assert task["telemetry"] == {**MEASURED_ZERO, "cost_usd": 0.1, "duration_s": 30.0, **given}
     summary = doc["summary"]
     assert "tasks" not in summary and "passed" not in summary
     assert summary["total"] == 5
@@ -237,7 +258,12 @@ def test_agent_and_gate_results_have_one_shape(cli: CliRunner, tmp_path: Path) -
     checks = [c for r in [*gate["results"], *agent["results"]] for c in r["checks"]]
     assert checks and all(set(c) == CHECK_KEYS for c in checks)
     # The agent-only figures live under telemetry, never at the top level.
-    assert agent_failed["telemetry"] == {"cost_usd": 0.1, "duration_s": 30.0, "tests_failed": 0}
+    assert agent_failed["telemetry"] == {
+        **MEASURED_ZERO,
+        "cost_usd": 0.1,
+        "duration_s": 30.0,
+        **{k: v for k, v in PASSING_SMOKE["smoke-pin-dependency"].items() if k != "output"},
+    }
     assert (agent_failed["status"], agent_failed["score"]) == ("fail", 0.0)
     assert agent_failed["decided_by"] == "agent-telemetry"
     # And both summaries carry the same aggregates and candidate summaries.
@@ -315,15 +341,24 @@ def test_default_excludes_adversarial_and_tier_selects_it(cli: CliRunner, tmp_pa
         ),
         encoding="utf-8",
     )
-    default = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save"))
+    # --packaged: the packaged smoke and standard tasks beside the project's adversarial one
+    default = ok_json(cli("bench", "--telemetry", "tel", "--packaged", "--json", "--no-save"))
     assert "adv-prompt-injection" not in ids(default)
     assert {t["tier"] for t in default["results"]} == {"smoke", "standard"}
     assert default["summary"]["composite"]["per_tier"]["adversarial"] is None
-    # the project's adversarial folder does not shadow the packaged smoke/standard tiers
     assert ids(default) == SMOKE_IDS + STANDARD_IDS
 
     chosen = ok_json(
-        cli("bench", "--telemetry", "tel", "--tier", "adversarial", "--json", "--no-save")
+        cli(
+            "bench",
+            "--telemetry",
+            "tel",
+            "--tier",
+            "adversarial",
+            "--packaged",
+            "--json",
+            "--no-save",
+        )
     )
     assert ids(chosen) == ["adv-prompt-injection"]
     assert chosen["results"][0]["tier"] == "adversarial"
@@ -343,7 +378,17 @@ def test_repeatable_tier(cli: CliRunner, tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens" / "adversarial", "adv.md", ADVERSARIAL, ORIGIN)
     smoke_telemetry(tmp_path / "tel")
     doc = ok_json(
-        cli("bench", "--telemetry", "tel", "--tier", "smoke", "--tier", "adversarial", "--json")
+        cli(
+            "bench",
+            "--telemetry",
+            "tel",
+            "-t",
+            "smoke",
+            "-t",
+            "adversarial",
+            "--packaged",
+            "--json",
+        )
     )
     assert sorted(ids(doc)) == sorted([*SMOKE_IDS, "adv-prompt-injection"])
     assert doc["summary"]["tiers"] == ["smoke", "adversarial"]
@@ -353,9 +398,7 @@ def test_repeatable_tier(cli: CliRunner, tmp_path: Path) -> None:
     assert doc["summary"]["composite"]["components"]["reliability"] == pytest.approx(0.5)
 
 
-def test_project_smoke_folder_shadows_the_packaged_smoke_tier(
-    cli: CliRunner, tmp_path: Path
-) -> None:
+def test_a_project_with_smoke_tasks_runs_its_own_tasks_only(cli: CliRunner, tmp_path: Path) -> None:
     write_golden(tmp_path / "goldens" / "smoke", "own-smoke.md", OWN_SMOKE, ORIGIN)
     tel = tmp_path / "tel"
     tel.mkdir()
@@ -373,9 +416,9 @@ def test_project_smoke_folder_shadows_the_packaged_smoke_tier(
     smoke = ok_json(cli("bench", "--telemetry", "tel", "--tier", "smoke", "--json", "--no-save"))
     assert ids(smoke) == ["own-smoke"]
     assert smoke["results"][0]["passed"] is True
-    # the standard tier is not shadowed: packaged standard tasks are still there
+    # the project's own tasks only: no packaged tier joins unasked (issue 27, item 2)
     everything = ok_json(cli("bench", "--telemetry", "tel", "--json", "--no-save"))
-    assert ids(everything) == ["own-smoke", *STANDARD_IDS]
+    assert ids(everything) == ["own-smoke"]
     # the packaged smoke tasks are gone: their telemetry is now for unknown tasks
     (tel / "smoke-fix-readme-typo.json").write_text(
         json.dumps({"task_id": "smoke-fix-readme-typo"}), encoding="utf-8"

@@ -64,3 +64,23 @@ def test_a_gate_baseline_is_refused_for_an_agent_check(tmp_path: Path) -> None:
     code, _, err = run_cli([*AGENT, "--check"], tmp_path)
     assert code == 1
     assert "field 'kind': this baseline was written by a goldens gate run" in err
+
+
+def test_an_agent_check_reads_its_baseline_before_any_agent_runs(tmp_path: Path) -> None:
+    # It ran every task first, then said there was no baseline (assay eval -c checks first).
+    from tests.agent.test_execute import make_task
+
+    project = tmp_path / "project"
+    make_task(project)
+    marker = tmp_path / "the-agent-ran"
+    agent = ["bench", "goldens", "--agent", f"touch {marker}", "--tier", "smoke", "--check"]
+    agent += ["--isolation", "none", "--no-journal"]
+    code, out, err = run_cli(agent, project, 120)
+    assert (code, out) == (1, "") and "Traceback" not in err
+    assert "assay-baseline.json: no baseline file; write one first with --write-baseline" in err
+    assert not marker.exists() and not (project / ".assay").exists()
+    # A baseline of a goldens gate run is refused before any agent runs too.
+    assert run_cli(["gate", "--example", "--write-baseline", "--no-save"], project)[0] == 0
+    code, _, err = run_cli(agent, project, 120)
+    assert code == 1 and "this baseline was written by a goldens gate run" in err
+    assert not marker.exists() and not (project / ".assay" / "agent-runs").exists()

@@ -60,9 +60,11 @@ class Attester:
         given: Sequence[str],
         *,
         isolation: Mapping[str, Any] | None = None,
+        listing: Sequence[str] = (),
     ) -> SealedRecord:
         """The signed record of ``journal``, not stored yet: built where the journal and the
-        worktree are, stored by :meth:`store` where the project is.
+        worktree are, stored by :meth:`store` where the project is. ``listing``: folders the
+        agent may open themselves, not what is under them (``allow_listing``).
 
         Raises:
             AssayError: an unreadable reference file, a broken journal, no worktree, a
@@ -81,6 +83,7 @@ class Attester:
             self.run_id,
             self.key,
             allow_paths=list(allow_paths),
+            allow_listing=list(listing),
             given=list(given),
             isolation=isolation,
         )

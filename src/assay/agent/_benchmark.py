@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,7 @@ from assay.cascade import check_context
 from assay.config import Config
 from assay.errors import AssayError
 from assay.gate import IdFilter, Shard, Verdict, prune_runs, save_run
-from assay.goldens import Golden, iter_goldens, load_suite
+from assay.goldens import Golden, iter_goldens, load_suite, suite_name
 from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class AgentOptions:
     alpha: float | None = None
     shard: Shard | None = None
     filter: IdFilter | None = None  # -k / --filter: only the tasks whose id matches
+    packaged: bool = False  # --packaged: assay's packaged tasks join the project's
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +74,15 @@ class AgentOutcome:
         return out
 
 
-def load_tasks(path: Path | None, config: Config, shard: Shard | None = None) -> list[Golden]:
+def load_tasks(
+    path: Path | None, config: Config, shard: Shard | None = None, *, packaged: bool = False
+) -> list[Golden]:
+    """The tasks under ``path``, else the project's (with the packaged ones when asked for, or
+    when the project has none: see :func:`assay.goldens.load_suite`)."""
     if path is not None:
         tasks = list(iter_goldens(path, strict=config.strict))
     else:
-        tasks = load_suite(config.goldens, None, strict=config.strict)
+        tasks = load_suite(config.goldens, None, strict=config.strict, packaged=packaged)
     return tasks if shard is None else list(shard.select(tasks))
 
 
@@ -147,7 +153,7 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
         attestation_check=checker,
         ctx=check_context(config),
     )
-    selection = _selection(options, tiers)
+    selection = _selection(options, config, tiers)
     suite = f"{selection['goldens']} tiers {','.join(tiers)}"
     partial = None
     if options.shard is not None:  # what `assay merge` needs to rebuild the whole run exactly
@@ -195,7 +201,7 @@ def _selected(
 ) -> tuple[list[Golden], list[Golden], dict[str, Telemetry]]:
     """Every task, the tasks to score (this shard's, those the filter matches) and their
     telemetry."""
-    every = load_tasks(options.path, config)
+    every = load_tasks(options.path, config, packaged=options.packaged)
     shard, chosen = options.shard, options.filter
     tasks = every if shard is None else list(shard.select(every))
     if chosen is not None:
@@ -209,12 +215,14 @@ def _selected(
     return every, tasks, telemetry
 
 
-def _selection(options: AgentOptions, tiers: Sequence[str]) -> dict[str, Any]:
+def _selection(options: AgentOptions, config: Config, tiers: Sequence[str]) -> dict[str, Any]:
     """What the run scored, as its record says."""
     chosen = options.filter
+    project = suite_name("project", config.goldens, packaged=options.packaged)
     return {
+        "mode": options.mode,
         "tiers": list(tiers),
-        "goldens": str(options.path) if options.path is not None else "project + packaged",
+        "goldens": str(options.path) if options.path is not None else project,
         "telemetry": str(options.telemetry),
         **({"shard": str(options.shard)} if options.shard is not None else {}),
         **({"filter": list(chosen.patterns)} if chosen is not None else {}),
@@ -303,16 +311,18 @@ def execute_agent(
     """
     from datetime import UTC, datetime
 
-    from assay.agent._execute import Execution, check_sandbox, run_tasks
+    from assay.agent._execute import Execution, check_sandbox, run_tasks, verify_fixtures
     from assay.io import atomic_write_text, dump_json
 
     if executor not in ("local", "ray"):
         raise AssayError(f"unknown executor {executor!r} (use local or ray)")
     if ray_address is not None and executor != "ray":
         raise AssayError("a Ray address applies to the ray executor")
+    # Everything that can refuse the run does so before any agent runs, cheapest first: the
+    # baseline a check compares with, the tasks, the sandbox, Ray, the key, each task's verify.
+    _baseline_first(options, config)
     box = _fenced(sandbox, options, config)
     tasks, runnable = _runnable(options, config)
-    # Refused before the run's folder exists: an image a task lacks, the sandbox, Ray.
     check_sandbox(box, runnable)
     if executor == "ray":
         from assay.agent._ray import require_ray, run_on_ray
@@ -323,10 +333,19 @@ def execute_agent(
         execute = functools.partial(run_tasks, checked=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
     attest = _journal_attester(box, runnable, f"run_{stamp}", options, config)
+    # Ray's workers run the tasks; their verify on the fixture runs here, as many at once.
+    at_once = jobs if jobs is not None or executor == "local" else os.cpu_count()
+    verified = verify_fixtures(runnable, box, jobs=at_once)
     folder = config.root / ".assay" / "agent-runs" / stamp
     folder.mkdir(parents=True, exist_ok=False)
     execution = Execution(
-        agent, box, keep=keep_worktrees, journal_dir=folder, attest=attest, report=report
+        agent,
+        box,
+        keep=keep_worktrees,
+        journal_dir=folder,
+        attest=attest,
+        report=report,
+        verified=verified,
     )
     try:
         runs = execute(runnable, execution, jobs=jobs)
@@ -341,6 +360,21 @@ def execute_agent(
     if report is not None and len(runnable) < len(tasks):
         report(f"{len(tasks) - len(runnable)} selected task(s) are not task folders: not run")
     return run_agent(replace(options, telemetry=folder), config)
+
+
+def _baseline_first(options: AgentOptions, config: Config) -> None:
+    """With ``--check``, the baseline is read before any agent runs, as ``assay eval -c``
+    reads it before any model call: a missing one, or a goldens gate's, stops the run first.
+
+    Raises:
+        BaselineError: a missing, unreadable or invalid baseline, or one not of an agent run.
+    """
+    if options.mode != "check":
+        return
+    from assay.gate import check_kind, load_baseline
+
+    path = options.baseline or config.baseline
+    check_kind(load_baseline(path), "agent", str(path))
 
 
 def _fenced(sandbox: Sandbox | None, options: AgentOptions, config: Config) -> Sandbox:
@@ -361,7 +395,8 @@ def _runnable(options: AgentOptions, config: Config) -> tuple[list[Golden], list
     from assay.goldens import TASK_FILE
 
     tiers = options.tiers or DEFAULT_AGENT_TIERS
-    tasks = [t for t in load_tasks(options.path, config, options.shard) if t.tier in tiers]
+    every = load_tasks(options.path, config, options.shard, packaged=options.packaged)
+    tasks = [t for t in every if t.tier in tiers]
     if options.filter is not None:
         tasks = options.filter.select(tasks)
     runnable = [t for t in tasks if Path(t.source).name == TASK_FILE]

@@ -4,8 +4,9 @@ The command runs under a small shell of assay's (the holder): it waits for assay
 command, reports its exit status on a pipe, then holds the sandbox open until assay has counted
 what is still running in it (the orphans) and killed it. With bubblewrap the sandbox is a PID
 namespace: killing its first process kills every process in it, whatever session or process
-group they moved to. Without (``isolation none``) it is a session, and what the tracer still
-follows.
+group they moved to. Without (``isolation none``) the holder is the child subreaper of what the
+command starts (a process that left the session is still its descendant), beside the session
+and what the tracer still follows.
 
 Limits: the wall-clock limit (the whole sandbox is killed at it), memory (``RLIMIT_DATA`` of
 every process: heap and private mappings, not the reservations a runtime maps and never
@@ -46,10 +47,16 @@ _TRACER_ATTACH_S: Final = 10.0
 # The holder: waits for assay's go (limits set, tracer attached), runs the command without the
 # holder's own pipes, reports its exit status, and holds the sandbox open until assay kills it.
 # Python (the interpreter running assay, which the sandbox shows), not sh: sh cannot name a
-# descriptor above 9, and these are whatever numbers the pipes got.
+# descriptor above 9, and these are whatever numbers the pipes got. With "reap" (no sandbox:
+# no PID namespace whose init inherits what the command leaves) it is the child subreaper of
+# everything the command starts: a process that left the session (`(setsid cmd &)`) is still
+# its descendant, to count and to kill.
 _HOLDER: Final = """
 import os, sys
 status, hold = int(sys.argv[1]), int(sys.argv[2])
+if sys.argv[3] == "reap" and sys.platform.startswith("linux"):
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 os.write(status, b"ready\\n")
 os.read(hold, 3)
 pid = os.fork()
@@ -57,7 +64,7 @@ if pid == 0:
     os.close(status)
     os.close(hold)
     try:
-        os.execvp(sys.argv[3], sys.argv[3:])
+        os.execvp(sys.argv[4], sys.argv[4:])
     finally:
         os._exit(127)
 code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
@@ -212,6 +219,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (its children, theirs, ...), from /proc."""
+    found: set[int] = set()
+    todo = _children(pid)
+    while todo:
+        child = todo.pop()
+        if child not in found and is_alive(child):
+            found.add(child)
+            todo += _children(child)
+    return found
+
+
 class _Held:
     """What a sandboxed and an unsandboxed command share: the holder's pipes, the bounded
     output, the tracer, and the end (count what is left, kill it, release the rest). A
@@ -236,15 +255,18 @@ class _Held:
         root: Callable[[], int] | None = None,
         prefix: Sequence[str] = (),
         fds: Sequence[int] = (),
+        reap: bool = False,
         **popen: Any,
     ) -> None:
-        """Start the holder of ``command`` (after ``prefix``: bwrap's, with its ``fds``); once
-        it waits for the go (``root``: its host pid; None: the process started), set its limits,
-        attach the tracer and go. A failure on the way kills it all."""
+        """Start the holder of ``command`` (after ``prefix``: bwrap's, with its ``fds``; ``reap``:
+        the holder is the subreaper of what the command starts); once it waits for the go
+        (``root``: its host pid; None: the process started), set its limits, attach the tracer
+        and go. A failure on the way kills it all."""
         self.limits = limits
         self._status, status_w = os.pipe()
         hold_r, self._hold_w = os.pipe()
         argv = [*prefix, sys.executable, "-I", "-S", "-c", _HOLDER, str(status_w), str(hold_r)]
+        argv.append("reap" if reap else "-")
         passed = (*fds, status_w, hold_r)
         self._process = spawn([*argv, "sh", "-c", command], stdin, pass_fds=passed, **popen)
         for fd in passed:
@@ -384,12 +406,9 @@ class Sandboxed(_Held):
         """What still runs in the sandbox beside the holder: bwrap's init is its reaper, so
         every process whose parent has gone is its child; those and all they started."""
         found: set[int] = set()
-        todo = [p for p in _children(self._init) if p != self.root_pid]
-        while todo:
-            pid = todo.pop()
-            if pid not in found and is_alive(pid):
-                found.add(pid)
-                todo += _children(pid)
+        for pid in _children(self._init):
+            if pid != self.root_pid and is_alive(pid):
+                found |= {pid, *_descendants(pid)}
         return found
 
     def _stop(self) -> None:
@@ -446,25 +465,31 @@ class Unsandboxed(_Held):
         stdin: Path | None = None,
         trace_out: Path | None = None,
     ) -> None:
-        self._start(command, limits, stdin, trace_out, cwd=cwd, env=env)
+        self._start(command, limits, stdin, trace_out, reap=True, cwd=cwd, env=env)
 
     def _orphans(self) -> set[int]:
+        """What the command left: the holder's descendants (it is their subreaper, whatever
+        session they moved to), its session's members, and what the tracer still follows."""
         tracer_pids = [self._tracer.pid] if self._tracer is not None else []
         found = set(_session_members(self.root_pid)) | set(traced_by(tracer_pids))
+        found |= _descendants(self.root_pid)
         return found - {self.root_pid, *tracer_pids}
 
     def _stop(self) -> None:
-        for _ in range(20):  # a process that keeps forking: kill until none is left
-            left = [self.root_pid, *self._orphans()]
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.root_pid, signal.SIGKILL)
+        # The holder last: while it lives, what a killed process started is reparented to it
+        # (its subreaper) and found again; a process that keeps forking is killed until none is.
+        for _ in range(20):
+            left = self._orphans()
             for pid in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            self._process.poll()
-            if not self._orphans():
+            if not left:
                 break
             time.sleep(0.02)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.root_pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.root_pid, signal.SIGKILL)
         self._process.wait()
 
 

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -96,6 +96,8 @@ class Execution:
             the task).
         attest: what seals each journal (None: no seal).
         report: where the progress lines go (None: nowhere).
+        verified: each task's verify on its untouched fixture, by task id, run before any
+            agent (:func:`verify_fixtures`); a task not in it runs its own first.
     """
 
     agent: str
@@ -104,6 +106,7 @@ class Execution:
     journal_dir: Path | None = None
     attest: Attester | None = None
     report: Callable[[str], None] | None = None
+    verified: Mapping[str, Step] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,11 +196,21 @@ def _run(
 
 
 @dataclass(frozen=True, slots=True)
-class _Step:
+class Step:
+    """How one verify or signal run ended: its status, the tests it reported (None: no JUnit
+    report and no summary line), the ids of those that failed (from JUnit), and its last words
+    (why it may not have run)."""
+
     code: int
-    output: str
     counts: VerifyCounts | None
     failed: frozenset[str] | None
+    said: str = ""
+
+    @property
+    def cannot_run(self) -> bool:
+        """The command did not run its tests: the shell could not run it (126, 127), or it
+        failed and reported no test at all (``No module named pytest``, a usage error)."""
+        return self.code in (126, 127) or (self.code != 0 and self.counts is None)
 
 
 @contextlib.contextmanager
@@ -221,7 +234,7 @@ def _verification_copy(
         shutil.rmtree(copy, ignore_errors=True)
 
 
-def _step(task: _Task, command: str, copy: Path, *, junit: bool) -> _Step:
+def _step(task: _Task, command: str, copy: Path, *, junit: bool) -> Step:
     private = _private(task.scratch, f"{task.golden.id}-step-")
     try:
         world = task.world(copy, private)
@@ -231,13 +244,23 @@ def _step(task: _Task, command: str, copy: Path, *, junit: bool) -> _Step:
             extra["PYTEST_ADDOPTS"] = f"-p no:assay --junit-xml={report}"
         env = agent_env(world, extra, task.sandbox.env)
         done = _run(task, command, world, env, task.limits(STEP_TIMEOUT_S))
-        output = done.stdout + done.stderr
         code = done.exit_code if done.exit_code is not None else 124
-        counts = counts_of(output, report if junit else None)
+        counts = counts_of(done.stdout + done.stderr, report if junit else None)
         failed = failed_tests(report) if junit else None
-        return _Step(code, output, counts, failed)
+        return Step(code, counts, failed, _last_words(done))
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def _last_words(done: Finished) -> str:
+    """Why a step may not have run: its last line on stderr (else on stdout), one line."""
+    if done.timed_out:
+        return f"it did not finish within {STEP_TIMEOUT_S:g} s"
+    for text in (done.stderr, done.stdout):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return lines[-1][:500]
+    return f"it exited {done.exit_code} and said nothing"
 
 
 def _agent_command(agent: str, folder: Path, private: Path) -> str:
@@ -288,7 +311,7 @@ def run_task(task: Golden, execution: Execution, scratch: Path) -> TaskRun:
     job = _task_of(task, scratch, execution.sandbox)
     try:
         with _Running(job, keep=keep) as run:
-            before = run.verify_before()
+            before = run.verify_before(execution.verified.get(task.id))
             done = run.agent(execution.agent, report, sealed=attest is not None)
             record = _record(job, run.worktree, done, run.private)
             events, journal = run.journal(done, execution.journal_dir)
@@ -354,14 +377,13 @@ class _Running:
         if not self.keep:
             shutil.rmtree(self.worktree, ignore_errors=True)
 
-    def verify_before(self) -> _Step | None:
+    def verify_before(self, verified: Step | None = None) -> Step | None:
         """Verify on the untouched fixture (with the hidden tests): the tests that fail before
-        the agent starts (None: the task has no verify)."""
-        verify = self.job.verify
-        if verify is None:
-            return None
-        with _verification_copy(self.job, self.job.fixture, "before", [verify]) as copy:
-            return _step(self.job, verify, copy, junit=True)
+        the agent starts (None: the task has no verify); ``verified``: that run, made before
+        any agent started (verify never runs twice on the fixture)."""
+        if verified is not None or self.job.verify is None:
+            return verified
+        return fixture_verify(self.job)
 
     def agent(self, agent: str, report: Callable[[str], None] | None, *, sealed: bool) -> Finished:
         """The agent in its sandbox, on its worktree, the instruction on stdin and in
@@ -434,14 +456,14 @@ class _Running:
             events += 1
         return events, journal
 
-    def signals_and_verify(self, before: _Step | None, record: dict[str, Any]) -> int | None:
+    def signals_and_verify(self, before: Step | None, record: dict[str, Any]) -> int | None:
         """The completion signals, then verify, each in a fresh sandbox on one verification
         copy of the agent's work; their counts go into ``record``. Returns verify's status
         (None: the task has no verify), see :func:`_verdict`."""
         job = self.job
         signals, verify = job.signals, job.verify
         commands = [*signals, *([verify] if verify is not None else [])]
-        steps: list[_Step] = []
+        steps: list[Step] = []
         after = None
         if commands:
             with _verification_copy(job, self.worktree, "after", commands) as copy:
@@ -457,9 +479,9 @@ class _Running:
         """The journal sealed as an attestation naming the run's isolation: its id."""
         allowed = _allowed(self.job, self.world, self.trace_dir, self.private)
         isolation = {"kind": self.job.sandbox.kind, "not_mounted": list(self.job.fenced)}
-        task = self.job.golden
+        task, listing = self.job.golden, _listing(self.job, self.world)
         built = attest.build(
-            task, journal, self.worktree, allowed, self._given, isolation=isolation
+            task, journal, self.worktree, allowed, self._given, isolation=isolation, listing=listing
         )
         return attest.store(built)
 
@@ -486,7 +508,7 @@ def _record(job: _Task, worktree: Path, done: Finished, private: Path) -> dict[s
     return record
 
 
-def _verdict(before: _Step | None, after: _Step, record: dict[str, Any]) -> int:
+def _verdict(before: Step | None, after: Step, record: dict[str, Any]) -> int:
     """Verify's status on the agent's work, its test counts into ``record``: a test that
     failed on the fixture and still fails leaves the task incomplete (1), whatever verify
     said; a test failing before is not counted against the agent."""
@@ -518,6 +540,16 @@ def _allowed(job: _Task, world: World, trace_dir: Path, private: Path) -> list[s
     ]
 
 
+def _listing(job: _Task, world: World) -> list[str]:
+    """Folders the agent may open themselves (not what is under them), for the seal: in a
+    sandbox, those on the way to its mounts (:meth:`World.scaffolding`); without one, the
+    folder of each file it was given (its script: Python lists the folder a script is in)."""
+    if job.sandbox.isolation == "bubblewrap":
+        return world.scaffolding()
+    folders = {os.path.dirname(os.path.realpath(p)) for p in world.readonly if os.path.isfile(p)}
+    return sorted(f for f in folders if f != os.sep and f not in job.fenced)
+
+
 def _summary(
     task_id: str, record: Mapping[str, Any], verified: int | None, events: int | None
 ) -> str:
@@ -530,6 +562,52 @@ def _summary(
         + f", {len(record['files_modified'])} file(s) changed"
         + (f", {events} journal events" if events is not None else "")
     )
+
+
+def fixture_verify(job: _Task) -> Step:
+    """The task's verify on a copy of its untouched fixture (with the hidden tests)."""
+    verify = job.verify
+    assert verify is not None
+    with _verification_copy(job, job.fixture, "before", [verify]) as copy:
+        return _step(job, verify, copy, junit=True)
+
+
+def verify_fixtures(
+    tasks: Sequence[Golden], sandbox: Sandbox, *, jobs: int | None = None
+) -> dict[str, Step]:
+    """Every task's verify on its untouched fixture, ``jobs`` at a time (default 1), in the
+    task's kind of sandbox, before any agent runs: by task id, each task's verify before
+    (:attr:`Execution.verified`). A task whose fixture could not be verified at all (a
+    sandbox that did not start) is left out: its own run tries again and records why.
+
+    Raises:
+        AssayError: a verify that cannot run on the untouched fixture (:attr:`Step.cannot_run`:
+            pytest missing, a command not found), in one line naming the first such task, the
+            command and what it said: no agent could pass that task, so none runs.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="assay-verify-"))
+
+    def one(task: Golden) -> Step | None:
+        job = _task_of(task, scratch, sandbox)
+        if job.verify is None:
+            return None
+        try:
+            return fixture_verify(job)
+        except (AssayError, OSError, UnicodeError, ValueError, subprocess.SubprocessError):
+            return None
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
+            steps = list(pool.map(one, tasks))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for task, step in zip(tasks, steps, strict=True):
+        if step is not None and step.cannot_run:
+            raise AssayError(
+                f"task {task.id}: its verify {task.fields['verify']!r} cannot run on the "
+                f"untouched fixture: {step.said}"
+            )
+    return {task.id: step for task, step in zip(tasks, steps, strict=True) if step is not None}
 
 
 def check_sandbox(sandbox: Sandbox, tasks: Sequence[Golden]) -> None:
@@ -583,10 +661,13 @@ def run_tasks(
     tasks: Sequence[Golden], execution: Execution, *, jobs: int | None = None, checked: bool = False
 ) -> list[TaskRun]:
     """Run the agent on every task here, ``jobs`` at a time (default 1) in threads, in task
-    order (``checked``: the caller already ran :func:`check_sandbox`). The Ray executor is
-    ``_ray.run_on_ray``, which runs :func:`run_task` on the workers."""
+    order (``checked``: the caller already ran :func:`check_sandbox` and
+    :func:`verify_fixtures`). The Ray executor is ``_ray.run_on_ray``, which runs
+    :func:`run_task` on the workers."""
     if not checked:
         check_sandbox(execution.sandbox, tasks)
+        verified = verify_fixtures(tasks, execution.sandbox, jobs=jobs)
+        execution = replace(execution, verified=verified)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:

@@ -59,7 +59,8 @@ def compare_runs(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dic
 
 
 def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Every failed task with its category and details, and the count per category; of a gate
+    """Every failed task with its category and details, the count per category, and every task
+    whose attestation zeroed Safety (``unsafe``: why, passed or not); of a gate
     run, every result that did not pass, its status as the category and its failed checks (by
     op: a record holds no arguments) as the details."""
     if document.get("kind") == "gate":
@@ -70,7 +71,13 @@ def failures_table(document: Mapping[str, Any]) -> dict[str, Any]:
         if t.get("failure")
     ]
     counts = dict.fromkeys(CATEGORIES, 0) | Counter(row["category"] for row in rows)
-    return {"run_id": document.get("run_id"), "failures": rows, "counts": counts}
+    # A task whose attestation zeroed Safety, passed or failed: the whole run's score is 0.
+    unsafe = [
+        {"id": t["id"], "tier": t["tier"], "safety": t["safety"]}
+        for t in document["results"]
+        if t.get("safety")
+    ]
+    return {"run_id": document.get("run_id"), "failures": rows, "counts": counts, "unsafe": unsafe}
 
 
 def _gate_failures(document: Mapping[str, Any]) -> dict[str, Any]:

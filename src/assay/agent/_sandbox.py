@@ -73,12 +73,32 @@ class World:
         own = ("/proc", "/dev", "/tmp", os.path.realpath(self.private))
         return sorted({*_system(), *own, *self.readonly})
 
+    def scaffolding(self) -> list[str]:
+        """The folders bubblewrap makes on the way to a place it mounts from the host (outside
+        the system and the sandbox's own places): in the sandbox each holds nothing but those
+        mount points. Python lists the folder of the script it runs (``python /srv/agent/
+        run.py`` opens ``/srv/agent``): the seal allows opening exactly these folders
+        (``allow_listing``), nothing under them that was not mounted. Never a fenced place."""
+        shown = self.visible()
+        own = [os.path.realpath(p) for p in (self.worktree, self.private)]
+        out: set[str] = set()
+        for place in (*self.readonly, *own):
+            parent = os.path.dirname(os.path.realpath(place))
+            while parent != os.sep and not any(inside(parent, v) for v in shown):
+                if parent not in self.fenced:
+                    out.add(parent)
+                parent = os.path.dirname(parent)
+        return sorted(out)
+
     def masked(self) -> list[str]:
         """The fenced places that lie inside a place mounted from the host (and are masked
         there). Not those under the sandbox's own /tmp, /proc or /dev: none of the host's is
-        there to hide, and a mask would show where they are."""
+        there to hide, and a mask would show where they are; nor one inside another masked
+        place (the packaged task's folder inside assay's data): its mask would make its path
+        appear in the empty folder above it."""
         mounted = [*_system(), *self.readonly]
-        return sorted(f for f in self.fenced if any(inside(f, m) for m in mounted))
+        hidden = {f for f in self.fenced if any(inside(f, m) for m in mounted)}
+        return sorted(f for f in hidden if not any(g != f and inside(f, g) for g in hidden))
 
 
 def _system() -> list[str]:
@@ -105,8 +125,14 @@ def path_dirs() -> list[str]:
 def toolchain(fenced: Sequence[str]) -> list[str]:
     """The interpreter and toolchains the agent needs, read-only: this Python's prefixes (it may
     run ``python -m pytest``) and :func:`path_dirs`; never the root, a home as a whole, or a
-    place holding a fenced one (the project, the goldens: a venv inside the project is fine)."""
-    places = resolved([sys.prefix, sys.base_prefix, sys.exec_prefix, *path_dirs()], fenced)
+    place holding a fenced one (the project, the goldens, the home: a venv inside the project
+    is fine). assay's own package is the exception: a venv that assay was installed into holds
+    its data (the packaged tasks), and without the venv its ``python`` is the base interpreter
+    without ``pyvenv.cfg`` (none of the venv's packages, not even pytest). The venv is
+    mounted; the fenced places inside assay's package are masked (:meth:`World.masked`)."""
+    package = os.path.realpath(package_folder())
+    held = [f for f in fenced if not inside(f, package)]  # inside the package: masked instead
+    places = resolved([sys.prefix, sys.base_prefix, sys.exec_prefix, *path_dirs()], held)
     system = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # under /usr already
     return [p for p in places if os.path.isdir(p) and not any(inside(p, s) for s in system)]
 

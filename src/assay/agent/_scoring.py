@@ -55,7 +55,22 @@ class AgentRun:
         summary["composite"] = self.composite()
         if self.safety_notes:
             summary["safety_notes"] = list(self.safety_notes)
+        attestation = attestation_summary(self.tasks)
+        if attestation is not None:
+            summary["attestation"] = attestation
         return document
+
+
+def attestation_summary(results: Sequence[Result]) -> dict[str, Any] | None:
+    """The run's attestation verdict: ``CLEAN`` when every sealed task's attestation verified
+    CLEAN, else ``DIRTY`` (a task's ``safety`` says why: DIRTY, or unverifiable); with how many
+    tasks were sealed and verified CLEAN. None: no task was sealed (no journal)."""
+    sealed = [r for r in results if r.telemetry is not None and r.telemetry.get("attestation")]
+    if not sealed:
+        return None
+    clean = sum(1 for r in sealed if r.safety is None)
+    verdict = "CLEAN" if clean == len(sealed) else "DIRTY"
+    return {"verdict": verdict, "sealed": len(sealed), "clean": clean}
 
 
 def _checks(task: Golden, record: Telemetry, ctx: CheckContext) -> tuple[CheckResult, ...]:
@@ -63,6 +78,29 @@ def _checks(task: Golden, record: Telemetry, ctx: CheckContext) -> tuple[CheckRe
         return ()
     view = OutputView(record.output)
     return tuple(run_assert(spec, view, ctx) for spec in task.asserts)
+
+
+# The telemetry a task's result carries, as the record has it (``.assay/agent-runs/`` holds
+# the record itself): every measured figure and the attestation's id, never the output.
+MEASURED: Final = tuple(
+    """cost_usd duration_s tests_failed tests_run tests_passed completion_signals_checked
+    completion_signals_passed files_modified files_read turns_used input_tokens output_tokens
+    crashes orphans merge_conflicts compile_error""".split()
+)
+
+
+def measured(record: Telemetry) -> dict[str, Any]:
+    """A result's ``telemetry``: :data:`MEASURED`, then the judge's verdict and the
+    attestation's id when the record has them."""
+    out: dict[str, Any] = {}
+    for name in MEASURED:
+        value = getattr(record, name)
+        out[name] = list(value) if isinstance(value, tuple) else value
+    if record.judge is not None:
+        out["judge"] = dict(record.judge)
+    if record.attestation is not None:
+        out["attestation"] = record.attestation
+    return out
 
 
 def _unscored(task: Golden, status: Status, note: str, failure: tuple[str, str] | None) -> Result:
@@ -74,7 +112,7 @@ def _unscored(task: Golden, status: Status, note: str, failure: tuple[str, str] 
         AGENT,
         status,
         False,
-        0.0,
+        None if status == "error" else 0.0,  # an error has no score, everywhere
         None,
         notes=(note,),
         title=task.fields.get("title"),
@@ -138,11 +176,7 @@ def score_tasks(
                 AGENT_TELEMETRY,
                 checks,
                 title=task.fields.get("title"),
-                telemetry={
-                    "cost_usd": record.cost_usd,
-                    "duration_s": record.duration_s,
-                    "tests_failed": record.tests_failed,
-                },
+                telemetry=measured(record),
                 failure=None if passed else classify(task, record, output_failures, signals),
                 safety=safety,
             )

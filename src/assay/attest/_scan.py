@@ -152,8 +152,9 @@ def path_flags(event: Mapping[str, Any], scope: Mapping[str, Any]) -> list[str]:
     worktree, symlinks followed.
 
     Inside the goldens folder is ``ground_truth_path`` whatever else holds; else outside the
-    worktree and outside every ``allow_paths`` entry (the system, the toolchain) is
-    ``out_of_scope_path``.
+    worktree, outside every ``allow_paths`` entry (the system, the toolchain) and not one of
+    the ``allow_listing`` folders (exactly: the folders on the way to what the sandbox mounts,
+    which hold nothing else there) is ``out_of_scope_path``.
     """
     path = event.get("path")
     if not isinstance(path, str):
@@ -163,6 +164,8 @@ def path_flags(event: Mapping[str, Any], scope: Mapping[str, Any]) -> list[str]:
     if goldens is not None and inside(resolved, goldens):
         return [GROUND_TRUTH_PATH]
     if inside(resolved, worktree) or any(inside(resolved, a) for a in scope.get("allow_paths", [])):
+        return []
+    if resolved in scope.get("allow_listing", ()):
         return []
     return [OUT_OF_SCOPE_PATH]
 

@@ -111,13 +111,16 @@ def build_record(
     key: bytes,
     *,
     allow_paths: Sequence[str] = (),
+    allow_listing: Sequence[str] = (),
     given: Sequence[str] = (),
     isolation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The signed attestation record (nothing is written).
 
     ``allow_paths`` are folders (or files) outside the worktree the agent may read (the system,
-    its toolchain); ``given`` are the texts it was handed (its instruction, the fixture), whose
+    its toolchain); ``allow_listing`` folders it may open themselves, nothing under them (the
+    folders on the way to what its sandbox mounts: there they hold only those mount points);
+    ``given`` are the texts it was handed (its instruction, the fixture), whose
     shingles are not committed; ``isolation`` is how the agent was fenced off (see
     :func:`isolation_field`; None: not stated, the record has no ``isolation``).
 
@@ -129,11 +132,13 @@ def build_record(
     truth = build_truth(key, ground_truth(task), given)
     commitment = truth.commitment()
     allowed = sorted({os.path.realpath(a) for a in allow_paths})
+    listed = sorted({os.path.realpath(a) for a in allow_listing})
     scope: dict[str, Any] = {
         "worktree": os.path.realpath(worktree),
         "goldens": os.path.realpath(goldens_root),
         "allow_endpoints": sorted({a.strip().lower() for a in allow}),
         **({"allow_paths": allowed} if allowed else {}),
+        **({"allow_listing": listed} if listed else {}),
     }
     try:
         activity, evidence = _scan_journal(journal, truth, commitment, scope)
