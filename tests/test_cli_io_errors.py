@@ -233,7 +233,7 @@ def test_an_unreadable_golden(run: Run, monkeypatch: pytest.MonkeyPatch) -> None
 
 # ----------------------------------------------------------------------------- telemetry
 
-SMOKE_TASK = "smoke-fix-readme-typo"  # a packaged smoke task: no project goldens needed
+SMOKE_TASK = "smoke-fix-readme-typo"  # a packaged smoke task (--packaged: the project has one)
 
 
 @pytest.mark.parametrize("layout", ["folder", "jsonl"])
@@ -246,7 +246,8 @@ def test_a_bom_in_a_telemetry_file_is_accepted(run: Run, tmp_path: Path, layout:
     else:
         (tmp_path / "tel.jsonl").write_bytes(b"\xef\xbb\xbf" + record + b"\n")
         where = "tel.jsonl"
-    code, out, err = run("bench", "--telemetry", where, "--tier", "smoke", "--json", "--no-save")
+    args = ("--tier", "smoke", "--packaged", "--json", "--no-save")
+    code, out, err = run("bench", "--telemetry", where, *args)
     assert (code, err) == (0, "")
     assert SMOKE_TASK in [r["id"] for r in json.loads(out)["results"]]
 
@@ -256,7 +257,7 @@ def test_bad_utf8_in_a_telemetry_file_names_it(run: Run, tmp_path: Path) -> None
     path = Path("tel") / f"{SMOKE_TASK}.json"
     (tmp_path / path).write_bytes(b'{"task_id": "\xff"}')
     one_error(
-        run("bench", "--telemetry", "tel", "--tier", "smoke", "--no-save"),
+        run("bench", "--telemetry", "tel", "--tier", "smoke", "--packaged", "--no-save"),
         path,
         "not valid UTF-8 (bad byte at offset 13)",
     )

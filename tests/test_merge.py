@@ -50,7 +50,7 @@ def _shards(root: Path, *args: str) -> list[str]:
     names = []
     for spec in SHARDS:
         code, out, err = _cli(root, *args, "--shard", spec, "--json")
-        assert code in (0, 2), err
+        assert code in (0, 1, 2), err  # 1: a shard whose errors exceed max_error_rate
         name = f"shard-{spec[0]}.json"
         (root / name).write_text(out, encoding="utf-8")
         names.append(name)

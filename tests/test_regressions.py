@@ -171,7 +171,15 @@ def test_many_goldens_are_corrected_for_multiple_testing() -> None:
     now = {f"g{i}": (result(f"g{i}", "pass"), trials(10, 10)) for i in range(20)}
     now["g0"] = (result("g0", "fail"), trials(6, 10))
     assert fisher_less(10, 10, 6, 10) < 0.05
-    assert run(base, now).regressions == []
+    out = run(base, now)
+    assert out.regressions == []
+    # The note shows the p that missed alpha (the adjusted one), not only the raw p below it.
+    raw = fisher_less(10, 10, 6, 10)
+    [note] = [n for n in out.notes if "did worse without significance" in n]
+    assert note.endswith(
+        f"(largest: c/g0, change -0.40, p = {raw:.3g}, Holm-adjusted {20 * raw:.3g} over 20 "
+        "golden tests)"
+    )
 
 
 def test_a_broad_drop_at_one_sample_each_fails_the_suite_test() -> None:

@@ -288,10 +288,10 @@ def test_the_retired_run_command_names_the_commands_that_do_its_job(cli: CliRunn
     code, out, err = cli("run", "goldens", "--outputs", "good.json")
     assert (code, out) == (1, "")
     assert "Traceback" not in err
-    assert err.splitlines()[-1] == (
-        "Error: No such command 'run': use assay gate (the outputs you give), assay eval (prompt "
-        "candidates through their models) or assay bench (an agent on the tasks)."
-    )
+    assert err.splitlines() == [
+        "assay: error: assay run is retired: use assay gate (the outputs you give), assay eval "
+        "(prompt candidates through their models) or assay bench (an agent on the tasks)"
+    ]
 
 
 def test_bad_judge_block_names_assay_toml_and_the_field(

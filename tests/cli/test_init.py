@@ -10,8 +10,9 @@ import click
 import pytest
 import yaml
 
+from assay._version import __version__
 from assay.cli import cli, main
-from assay.cli.init import FILES, init_command
+from assay.cli.init import FILES, init_command, write_gitignore
 from assay.goldens import iter_goldens
 from tests.helpers.cli import CliRunner
 
@@ -41,7 +42,7 @@ def test_scaffold_writes_every_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     for rel, text in FILES.items():
         assert (root / rel).read_text(encoding="utf-8") == text
     written = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-    assert written == set(FILES)  # no stray temp files
+    assert written == {*FILES, ".gitignore"}  # no stray temp files
     out = capsys.readouterr().out
     assert f"created {len(FILES)} files" in out
     for rel in FILES:
@@ -56,12 +57,39 @@ def test_init_says_what_to_ignore_and_that_attestations_are_committed(
 
     assert run_init(str(tmp_path)) == 0
     last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("add .assay/ (assay's local cache and runs) to .gitignore; ")
+    assert last.startswith(".gitignore keeps .assay/ (assay's local cache and runs) out of git; ")
     assert last.endswith(f"commit {DEFAULT_ATTESTATIONS}/ (clean-run attestations)")
     # The folder it says to commit is the scaffolded project's store, and not under .assay/.
     store = load_config(tmp_path).attestations
     assert store == tmp_path / DEFAULT_ATTESTATIONS
     assert ".assay" not in store.relative_to(tmp_path).parts
+
+
+def test_init_writes_the_gitignore_it_asks_for(tmp_path: Path, cli: CliRunner) -> None:
+    assert run_init(str(tmp_path)) == 0
+    ignore = tmp_path / ".gitignore"
+    assert ".assay/" in ignore.read_text(encoding="utf-8").splitlines()
+    cli("gate", "--outputs", "outputs.json")  # a run saves under .assay/: git must not see it
+    assert (tmp_path / ".assay" / "runs").is_dir()
+    before = ignore.read_bytes()
+    assert write_gitignore(tmp_path) is None  # again: nothing to add
+    assert ignore.read_bytes() == before
+
+
+def test_init_adds_only_what_an_existing_gitignore_lacks(tmp_path: Path) -> None:
+    ignore = tmp_path / ".gitignore"
+    ignore.write_text("node_modules/\n*.pyc", encoding="utf-8")  # no newline at the end
+    assert run_init(str(tmp_path)) == 0  # an existing .gitignore is no conflict
+    lines = ignore.read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["node_modules/", "*.pyc"] and lines[-1] == ".assay/"
+    assert lines.count(".assay/") == 1
+    after = ignore.read_bytes()
+    assert write_gitignore(tmp_path) is None and ignore.read_bytes() == after  # idempotent
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".gitignore").write_text("/.assay\n", encoding="utf-8")  # the same, spelt so
+    assert run_init(str(other)) == 0
+    assert (other / ".gitignore").read_text(encoding="utf-8") == "/.assay\n"
 
 
 def test_goldens_cover_every_kind(tmp_path: Path) -> None:
@@ -160,11 +188,26 @@ def test_workflow_runs_the_gate_and_publishes_junit(tmp_path: Path) -> None:
     assert any(u.startswith("actions/checkout@") for u in uses)
     assert any(u.startswith("actions/setup-python@") for u in uses)
     runs = [s.get("run", "") for s in steps]
-    assert "pip install assay" in runs
+    # No index serves a bare `assay` here: pin the version that wrote the file, and say where
+    # else to install it from (item 25).
+    assert f'pip install "assay=={__version__}"' in runs
+    text = (tmp_path / ".github/workflows/assay.yml").read_text("utf-8")
+    assert "If your package index does not serve assay" in text
+    assert f"assay-{__version__}-py3-none-any.whl" in text and f"@v{__version__}" in text
     assert WORKFLOW_RUN in runs
     uploads = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert uploads and uploads[0]["with"]["path"] == "assay-junit.xml"
     assert uploads[0]["if"] == "always()"  # the report matters most when the gate failed
+
+
+@pytest.mark.parametrize("guide", ["sharding.md", "reports-ci.md"])
+def test_the_ci_guides_pin_the_assay_they_describe(guide: str) -> None:
+    # The guides' workflows install what `assay init` writes: this version, pinned, never a
+    # bare `pip install assay` that no index here serves.
+    text = (Path(__file__).parents[2] / "docs" / "guide" / guide).read_text(encoding="utf-8")
+    installs = [line.strip() for line in text.splitlines() if "pip install" in line]
+    assert installs
+    assert all(f'pip install "assay=={__version__}"' in line for line in installs), installs
 
 
 def test_init_is_a_click_command() -> None:

@@ -21,6 +21,7 @@ from tests.helpers.telemetry import smoke_telemetry
 SAMPLES: dict[str, list[str]] = {
     "outputs": ["out.json"],
     "candidates": ["c.yaml"],
+    "candidate_ids": ["brief"],
     "telemetry": ["telemetry/"],
     "agent": ["noop"],
     "baseline": ["b.json"],

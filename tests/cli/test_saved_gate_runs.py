@@ -26,7 +26,7 @@ def test_a_gate_run_is_saved_and_listed_without_its_content(tmp_path: Path) -> N
     code, out, err = run_cli(["runs", "list"], tmp_path)
     assert code == 0, err
     [line] = out.splitlines()
-    assert line.startswith(record.stem) and " gate " in line and "11 results" in line
+    assert line.startswith(record.stem) and " gate   report  " in line and "11 results" in line
     assert line.endswith("gate passed")
     code, out, _ = run_cli(["runs", "list", "--json"], tmp_path)
     assert json.loads(out)["runs"][0]["run_id"] == record.stem
@@ -43,6 +43,8 @@ def test_report_and_failures_read_a_saved_gate_run(tmp_path: Path) -> None:
     assert "standard-summary-no-pii  fail" in out and "failed not-regex, not-contains" in out
     assert "needs-judge" not in out  # undecided, not failed
     assert out.startswith(f"failures in run {record.stem}: 1\n")
+    # A gate run's rows are goldens by status, not an agent run's tasks by category.
+    assert out.splitlines()[1].split() == ["golden", "status", "details"]
     code, html, err = run_cli(["report", "--run", record.stem, "-f", "html"], tmp_path)
     assert code == 0, err
     assert html.startswith("<!DOCTYPE html>") and "standard-summary-no-pii" in html
@@ -69,6 +71,9 @@ def test_after_a_failing_check_failures_names_the_regression(tmp_path: Path) -> 
     code, out, err = run_cli(["report"], tmp_path)  # the latest run: the failing check
     assert code == 0, err
     assert out.splitlines()[-1] == "gate: FAILED"
+    # The regression the check found, as JUnit of the same record shows it (issue 27, item 20).
+    assert "  REGRESSED  smoke-git-last-commits: passed in the baseline, now fail" in out
+    assert "check against assay-baseline.json: 1 regression(s)" in out
     code, out, err = run_cli(["failures"], tmp_path)
     assert code == 0, err
     assert "smoke-git-last-commits" in out and "smoke-refund-policy" in out
@@ -79,6 +84,35 @@ def test_after_a_failing_check_failures_names_the_regression(tmp_path: Path) -> 
         "candidate": "default",
         "why": "passed in the baseline, now fail",  # the failed checks' arguments left out
     }
+
+
+def test_runs_list_says_what_each_run_was(tmp_path: Path) -> None:
+    # -w, -c and a shard are not full report runs: the list says which each was (item 23).
+    for flags in (["-w"], ["-c"], ["--shard", "2/3"], ["-k", "smoke-*"]):
+        code, _, err = run_cli(["gate", "--example", *flags], tmp_path)
+        assert code == 0, err
+    telemetry = smoke_telemetry(tmp_path / "telemetry")
+    code, _, err = run_cli(["bench", "--telemetry", telemetry, "-k", "smoke-fix-*"], tmp_path)
+    assert code == 0, err
+    code, out, err = run_cli(["runs", "list"], tmp_path)
+    assert code == 0, err
+    labels = [line.split("  ")[2].strip() for line in out.splitlines()]
+    assert labels == [
+        "write-baseline",
+        "check",
+        "report, shard 2/3",
+        "report, -k smoke-*",
+        "report, -k smoke-fix-*",
+    ]
+    code, out, _ = run_cli(["runs", "list", "--json"], tmp_path)
+    rows = json.loads(out)["runs"]
+    assert [(r["mode"], r["selection"]) for r in rows] == [
+        ("write-baseline", {}),
+        ("check", {}),
+        ("report", {"shard": "2/3"}),
+        ("report", {"filter": ["smoke-*"]}),
+        ("report", {"filter": ["smoke-fix-*"]}),
+    ]
 
 
 def test_no_save_writes_nothing(tmp_path: Path) -> None:
@@ -137,7 +171,8 @@ def test_no_error_message_or_unknown_op_reaches_the_record(tmp_path: Path) -> No
     )
     goldens = [
         {"id": "q1", "input": "SECRET-INPUT", "asserts": ["contains:x"]},
-        {"id": "q2", "input": "other", "asserts": ["Paris is the SECRET capital"]},
+        # A built-in op typo is refused at load; a namespaced op is found (or not) at run time.
+        {"id": "q2", "input": "other", "asserts": ["paris/is-the-SECRET-capital"]},
     ]
     (tmp_path / "g.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
     spec = {
@@ -146,7 +181,7 @@ def test_no_error_message_or_unknown_op_reaches_the_record(tmp_path: Path) -> No
     }
     (tmp_path / "c.yaml").write_text(json.dumps(spec))
     code, _, _ = run_cli(["eval", "g.jsonl", "--candidates", "c.yaml", "--no-progress"], tmp_path)
-    assert code == 0  # a report: errors are results, the run is saved
+    assert code == 1  # every call failed: undecided, yet saved (errors are results)
     (tmp_path / "echo.yaml").write_text(
         json.dumps(
             {"provider": {"type": "echo"}, "candidates": [{"id": "c", "prompt": "{{ input }}"}]}

@@ -46,6 +46,7 @@ def test_the_page_lists_runs_newest_first_with_a_chart_and_nothing_to_run() -> N
     assert rows == ["eval_run_3", "eval_run_2&lt;b&gt;", "eval_run_1"]  # escaped, newest first
     assert page.count("<circle ") == 2  # a dot per run with a pass rate
     assert '<td class="failed">failed</td>' in page
+    assert "<th>what</th>" in page and "<td>-</td>" in page  # no mode or selection recorded
     assert "<script" not in page and "http" not in page.replace("http-equiv", "")
     assert "default-src 'none'" in page.replace("&#x27;", "'")
 
@@ -56,6 +57,7 @@ def test_runs_list_writes_the_page(tmp_path: Path) -> None:
     code, out, err = run_cli(["runs", "list", "-f", "html"], tmp_path)
     assert code == 0, err
     assert out.count("<tr><td>eval_run_") == 3
+    assert out.count("<td>report</td>") == 3  # what each run was: its mode
     code, _, err = run_cli(["runs", "list", "--json", "-f", "html"], tmp_path)
     assert code == 1 and "--json and --format html" in err
 

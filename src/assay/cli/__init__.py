@@ -37,7 +37,7 @@ COMMANDS: Final = {
     "tasks": "assay.cli.tasks:tasks_group",
     "import": "assay.cli.import_:import_group",
 }
-# Commands that are gone, and what does their job now: named in the error, not run.
+# Commands that are gone, and what does their job now: one line naming them, exit 1, not run.
 RETIRED: Final = {
     "run": "use assay gate (the outputs you give), assay eval (prompt candidates through their "
     "models) or assay bench (an agent on the tasks)",
@@ -64,7 +64,8 @@ class _LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         hint = RETIRED.get(args[0]) if args else None
         if hint is not None:
-            ctx.fail(f"No such command {args[0]!r}: {hint}.")
+            # A notice, not click's usage text: the user knows the command, it is gone.
+            raise AssayError(f"assay {args[0]} is retired: {hint}")
         return super().resolve_command(ctx, args)
 
 

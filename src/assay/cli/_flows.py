@@ -89,6 +89,7 @@ def shared_flags(flags: dict[str, Any]) -> tuple[Report, dict[str, Any]]:
         raise click.UsageError("--quiet lists no golden; --failures-only lists the failed ones")
     settings = {"tiers": flags["tiers"], "mode": mode, "baseline": flags["baseline"]}
     settings |= {"force": flags["force"], "alpha": alpha, "shard": shard, "filter": chosen}
+    settings["packaged"] = flags["packaged"]
     if "max_repeats" in flags:
         settings["max_repeats"] = max_repeats
     return Report(fmt, flags["output"], quiet, flags["failures_only"]), settings
@@ -110,6 +111,20 @@ def gate_options(flags: dict[str, Any], **own: Any) -> tuple[Report, GateOptions
     )
 
 
+def say_packaged(path: Path | None, config: Config, *, example: bool = False) -> None:
+    """One line when a run without PATH gets assay's packaged goldens because the project has
+    none (the user may have meant to be somewhere else)."""
+    from assay.goldens import holds_goldens
+    from assay.paths import shown_path
+
+    if path is None and not example and not holds_goldens(config.goldens):
+        click.echo(
+            f"assay: no goldens in {shown_path(config.goldens)}/: running assay's packaged goldens "
+            "and agent tasks (put yours there; --packaged adds these to yours)",
+            err=True,
+        )
+
+
 def run_gate_flow(
     options: GateOptions, config: Config, report: Report, self_test: bool, save: bool = False
 ) -> int:
@@ -129,6 +144,8 @@ def run_gate_flow(
     run = run_gate(options, config)
     document = run.to_dict()
     report.show(document, run.content())
+    if not options.packaged:  # after the report: a run that fails stays one line
+        say_packaged(options.path, config, example=options.example)
     if save:
         _save(config, run, document)
     for reason in run.undecided:  # the report is out; the exit code says: could not decide
@@ -205,6 +222,8 @@ def run_agent_flow(
     else:
         outcome = run_agent(options, config)
     report.show(outcome.view())
+    if not options.packaged:  # after the report: a run that fails stays one line
+        say_packaged(options.path, config)
     return outcome.exit_code
 
 

@@ -110,6 +110,12 @@ def selection_options() -> Callable[[F], F]:
             "(repeatable; a pattern that matches nothing is an error).",
         ),
         click.option(
+            "--packaged",
+            is_flag=True,
+            help="Add assay's packaged goldens and agent tasks to the project's (a project "
+            "with no goldens gets them anyway).",
+        ),
+        click.option(
             "--shard",
             "shard_spec",
             metavar="I/N",
@@ -162,7 +168,7 @@ def report_options() -> Callable[[F], F]:
 
 
 REPORT_SECTION: Final = ("fmt", "as_json", "output", "quiet", "failures_only")
-SELECTION_SECTION: Final = ("tiers", "patterns", "shard_spec")
+SELECTION_SECTION: Final = ("tiers", "patterns", "packaged", "shard_spec")
 BASELINE_SECTION: Final = ("baseline", "write_baseline", "check", "alpha", "max_repeats", "force")
 # The last sections of the help of gate, eval and bench.
 JOB_SECTIONS: Final = (("Baseline", BASELINE_SECTION), ("Report", REPORT_SECTION))

@@ -25,6 +25,7 @@ def import_group() -> None:
 @import_group.command("promptfoo")
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option(
+    "-o",
     "--output",
     type=click.Path(path_type=Path),
     help="Folder to write goldens/ and candidates.yaml into (default: ./<config-stem>-assay).",

@@ -8,6 +8,7 @@ from typing import Final
 
 import click
 
+from assay._version import __version__
 from assay.config import DEFAULT_ATTESTATIONS
 from assay.errors import ConfigError
 from assay.io import atomic_create_text, dump_json
@@ -166,7 +167,12 @@ jobs:
         with:
           python-version: "3.12"
       - name: Install assay
-        run: pip install assay
+        # The assay that wrote this file. If your package index does not serve assay, point
+        # this at where you install it from: a wheel
+        #   pip install ./assay-{version}-py3-none-any.whl
+        # or its repository at the release tag
+        #   pip install "git+https://YOUR-GIT-HOST/assay.git@v{version}"
+        run: pip install "assay=={version}"
       - name: Check the goldens against the baseline
         # Also appends a Markdown summary to the job page ($GITHUB_STEP_SUMMARY).
         run: assay gate --outputs outputs.json --check --format junit --output assay-junit.xml
@@ -181,8 +187,13 @@ jobs:
         uses: mikepenz/action-junit-report@v4
         with:
           report_paths: assay-junit.xml
-""",
+""".replace("{version}", __version__),
 }
+# What .gitignore needs (one line each); assay init writes it, or adds what an existing one lacks.
+GITIGNORE: Final = (".assay/",)
+_GITIGNORE_HEADER: Final = (
+    "# assay's local cache and saved runs (one working copy's machine state)\n"
+)
 
 
 def _conflicts(root: Path) -> list[Path]:
@@ -226,14 +237,45 @@ def scaffold(root: Path) -> list[Path]:
     return written
 
 
+def _ignored(line: str) -> str:
+    """A .gitignore line as the pattern it names: ``/.assay`` and ``.assay/`` alike."""
+    return line.strip().strip("/")
+
+
+def write_gitignore(root: Path) -> str | None:
+    """Make ``root/.gitignore`` ignore what :data:`GITIGNORE` names: create it, or append the
+    lines an existing one lacks (running it again adds nothing). Return what was done
+    (``created`` / ``updated``), or None when nothing was missing."""
+    from assay.io import atomic_write_text, read_text
+
+    target = root / ".gitignore"
+    if not target.exists():
+        atomic_write_text(
+            target, _GITIGNORE_HEADER + "".join(f"{x}\n" for x in GITIGNORE), ConfigError
+        )
+        return "created"
+    text = read_text(target, ConfigError)
+    present = {_ignored(line) for line in text.splitlines()}
+    missing = [line for line in GITIGNORE if _ignored(line) not in present]
+    if not missing:
+        return None
+    gap = "" if not text or text.endswith("\n") else "\n"
+    added = _GITIGNORE_HEADER + "".join(f"{x}\n" for x in missing)
+    atomic_write_text(target, f"{text}{gap}{added}", ConfigError)
+    return "updated"
+
+
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(path_type=Path))
 def init_command(directory: Path) -> int:
     """Scaffold a working example project (goldens, outputs, config, CI workflow) in DIRECTORY."""
     written = scaffold(directory)
+    ignore = write_gitignore(directory)
     click.echo(f"assay init: created {len(written)} files in {directory}")
     for path in written:
         click.echo(f"  {path.relative_to(directory).as_posix()}")
+    if ignore is not None:
+        click.echo(f"  .gitignore ({ignore}: ignores {', '.join(GITIGNORE)})")
     cd = [] if directory == Path(".") else [f"cd {directory}"]
     steps = [
         *cd,
@@ -247,7 +289,7 @@ def init_command(directory: Path) -> int:
         click.echo(f"  {step}")
     # Attestations must be committed (anyone verifies them), so they live outside .assay/.
     click.echo(
-        "add .assay/ (assay's local cache and runs) to .gitignore; "
+        ".gitignore keeps .assay/ (assay's local cache and runs) out of git; "
         f"commit {DEFAULT_ATTESTATIONS}/ (clean-run attestations)"
     )
     return 0

@@ -14,13 +14,16 @@ from assay.cli._common import chosen_format, deliver
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @opt.format_option()
 @opt.json_option()
-@opt.path_option("--output", help="Write the report to FILE.")
+@opt.path_option("-o", "--output", help="Write the report to FILE.")
 @opt.path_option(
+    "-b",
     "--baseline",
     help="Baseline file: the one the shards checked (default: where they read it), or where "
     "--write-baseline writes.",
 )
-@click.option("--write-baseline", is_flag=True, help="Write the baseline from the merged run.")
+@click.option(
+    "-w", "--write-baseline", is_flag=True, help="Write the baseline from the merged run."
+)
 @click.option("--force", is_flag=True, help=opt.FORCE_HELP)
 def merge_command(
     files: tuple[Path, ...],

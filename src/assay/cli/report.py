@@ -1,4 +1,5 @@
-"""``assay report`` and ``assay failures``: views of saved agent runs (nothing is re-run)."""
+"""``assay report`` and ``assay failures``: views of saved runs, gate, live and agent alike
+(nothing is re-run)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from assay.views import dump_json, render
 @click.option("--run", "run_id", help="A saved run id (default: the latest).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @format_option()
-@click.option("--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the report to FILE.")
 def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
     """Score, components, per-tier rates, cost and task count of a saved run."""
     from assay.agent import load_run
@@ -41,7 +42,7 @@ def report_command(run_id: str | None, as_json: bool, fmt: str | None, output: P
 @click.option("--run", "run_id", help="A saved run id (default: the latest).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @format_option()
-@click.option("--output", type=click.Path(path_type=Path), help="Write the table to FILE.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the table to FILE.")
 def failures_command(
     run_id: str | None, as_json: bool, fmt: str | None, output: Path | None
 ) -> int:
@@ -55,7 +56,8 @@ def failures_command(
     elif fmt == "text":
         from assay.views import render_failures
 
-        emit(render_failures(failures_table(document)), output)
+        gate = document.get("kind") == "gate"
+        emit(render_failures(failures_table(document), gate=gate), output)
     else:
         # Markdown, JUnit and HTML views of a run already lead with its failures.
         emit(render(fmt, document), output)

@@ -25,7 +25,8 @@ def runs_group() -> None:
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write it to FILE.")
 def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path | None) -> int:
-    """One line per saved run: id, kind, when, results, pass rate, verdict or score."""
+    """One line per saved run: id, kind, what it ran (mode, -k, shard), when, results, pass
+    rate, verdict or score."""
     from assay.agent import load_run
     from assay.cli._common import chosen_format, emit
     from assay.errors import RunStoreError
@@ -53,11 +54,16 @@ def list_command(last: int | None, as_json: bool, fmt: str | None, output: Path 
         emit("no saved run yet: assay gate, eval and bench save one each\n", output)
     else:
         width = max(len(r["run_id"]) for r in rows)
+        from assay.views import run_label
+
+        labels = [run_label(r) for r in rows]
+        label_width = max(len(label) for label in labels)
         lines = []
-        for r in rows:
+        for r, label in zip(rows, labels, strict=True):
             rate = "n/a" if r["pass_rate"] is None else f"{r['pass_rate'] * 100:.1f}%"
             lines.append(
-                f"{r['run_id']:<{width}}  {r['kind']:<5}  {r['created_at'] or '-':<32}  "
+                f"{r['run_id']:<{width}}  {r['kind']:<5}  {label:<{label_width}}  "
+                f"{r['created_at'] or '-':<32}  "
                 f"{r['total']:>6} results  pass {rate:>6}  {r['outcome']}"
             )
         emit("\n".join(lines) + "\n", output)
@@ -75,8 +81,29 @@ def _row(run_id: str, document: dict[str, Any]) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "kind": kind,
+        "mode": _mode(document),
+        "selection": _selection(document),
         "created_at": document.get("created_at"),
         "total": summary.get("total", 0),
         "pass_rate": summary.get("pass_rate"),
         "outcome": outcome,
+    }
+
+
+def _mode(document: dict[str, Any]) -> str | None:
+    """report, check or write-baseline, as the record says (a gate record in its summary; an
+    agent record in its selection, when it holds one)."""
+    mode = document.get("summary", {}).get("mode") or document.get("selection", {}).get("mode")
+    return str(mode) if mode else None
+
+
+def _selection(document: dict[str, Any]) -> dict[str, Any]:
+    """The part of the suite a run scored: its ``--filter`` patterns and ``--shard``, where the
+    record holds them (an agent record's selection; a gate record's summary)."""
+    summary, selection = document.get("summary", {}), document.get("selection") or {}
+    patterns = selection.get("filter") or summary.get("filter")
+    shard = selection.get("shard") or summary.get("shard")
+    return {
+        **({"filter": [str(p) for p in patterns]} if patterns else {}),
+        **({"shard": str(shard)} if shard else {}),
     }

@@ -14,7 +14,9 @@ def tasks_group() -> None:
 
 
 @tasks_group.command("list")
-@click.option("--tier", "tiers", multiple=True, type=click.Choice(TIERS), help="Only these tiers.")
+@click.option(
+    "-t", "--tier", "tiers", multiple=True, type=click.Choice(TIERS), help="Only these tiers."
+)
 def list_command(tiers: tuple[str, ...]) -> int:
     """Ids, tiers, titles and paths of the tasks."""
     from assay.agent import all_tasks

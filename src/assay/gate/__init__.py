@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Final
 from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
-    from assay.gate._baseline import BASELINE, FingerprintMemo, fingerprint, load_baseline
+    from assay.gate._baseline import (
+        BASELINE,
+        FingerprintMemo,
+        check_kind,
+        fingerprint,
+        load_baseline,
+    )
     from assay.gate._merge import MergedParts, merge_gate, merged_parts
     from assay.gate._options import GateOptions
     from assay.gate._partial import (
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: Final = exports_by_module(
     {
-        "_baseline": "BASELINE FingerprintMemo fingerprint load_baseline",
+        "_baseline": "BASELINE FingerprintMemo check_kind fingerprint load_baseline",
         "_merge": "MergedParts merge_gate merged_parts",
         "_options": "GateOptions",
         "_partial": (
@@ -74,6 +80,7 @@ __all__ = [
     "ShardDocument",
     "Trials",
     "Verdict",
+    "check_kind",
     "conclude",
     "example_paths",
     "expand_rows",

@@ -150,6 +150,7 @@ def merge_gate(
         stats=_merged_stats([p.document.get("summary", {}).get("model_calls") for p in parts]),
         outputs=_outputs(merged.ordered),
         trials=evidence.trials,
+        failing=_failing(merged.ordered),
         live=bool(merged.head["live"]),
         judge_saved=sum(saved) if saved else None,  # as the whole run: when judge asserts ran
     )
@@ -184,6 +185,15 @@ def _outputs(ordered: Sequence[tuple[dict[str, Any], Result]]) -> dict[str, dict
         if "output" in data:
             outputs.setdefault(result.candidate, {})[result.id] = data["output"]
     return outputs
+
+
+def _failing(ordered: Sequence[tuple[dict[str, Any], Result]]) -> dict[Any, list[Any]]:
+    """The failing answers of repeats the shards' documents show, as the whole run's shows them."""
+    return {
+        (result.candidate, result.id): [(f["output"], f["count"]) for f in data["failing_outputs"]]
+        for data, result in ordered
+        if data.get("failing_outputs")
+    }
 
 
 def _evidence(

@@ -35,6 +35,10 @@ class GateOptions:
     shard: Shard | None = None
     # -k / --filter: only the goldens whose id matches (see assay.gate._selection).
     filter: IdFilter | None = None
+    # --packaged: assay's packaged goldens join the project's (see assay.goldens.load_suite).
+    packaged: bool = False
     # A live run's overrides of its candidates file's settings.
     repeats: int | None = None
     max_concurrency: int | None = None
+    # --candidate: only these candidates of the candidates file (none given: all of them).
+    candidate_ids: tuple[str, ...] = ()

@@ -174,6 +174,8 @@ _RESULT: Final = _table(
         "safety": v.Str(),
         "finish_reason": v.Str(),
         "output": _ANY,  # a gate's answer (or failed output), which the reports show
+        # With repeats: the distinct answers that did not pass, with their counts.
+        "failing_outputs": v.List(_table({"output": _ANY, "count": _COUNT}), indexed=True),
     }
 )
 _DOCUMENT: Final = v.Table(

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # The summary keys a record keeps (the baseline path is the project-relative one).
 _SUMMARY_KEYS: Final = tuple(
-    "goldens mode gate shard gate_failures model_calls judge_calls_saved baseline".split()
+    "goldens mode gate shard filter gate_failures model_calls judge_calls_saved baseline".split()
 )
 
 

@@ -446,13 +446,21 @@ def _significant(
             }
             out.append(Regression(candidate, SUITE_ID, why, evidence))
     if quiet:
-        worst = min(quiet, key=lambda t: t.effect)
-        notes.append(
-            f"{len(quiet)} golden(s) did worse without significance at alpha {golden_alpha:g} "
-            f"(largest: {worst.candidate}/{worst.id}, change {worst.effect:+.2f}, "
-            f"p = {worst.p:.3g})"
-        )
+        notes.append(_quiet_note(quiet, len(tests), golden_alpha))
     return out
+
+
+def _quiet_note(quiet: Sequence[_Test], family: int, level: float) -> str:
+    """The note on drops that are not significant. The corrected p is the one compared with
+    ``level``: a raw p alone, below the level it missed, reads like a contradiction."""
+    worst = min(quiet, key=lambda t: t.effect)
+    p = f"p = {worst.p:.3g}"
+    if family > 1:  # one test: Holm leaves p as it is
+        p += f", Holm-adjusted {worst.adjusted:.3g} over {family} golden tests"
+    return (
+        f"{len(quiet)} golden(s) did worse without significance at alpha {level:g} "
+        f"(largest: {worst.candidate}/{worst.id}, change {worst.effect:+.2f}, {p})"
+    )
 
 
 def _pair(test: _Test, after: Trials) -> tuple[float, float]:

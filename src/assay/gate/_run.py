@@ -24,7 +24,14 @@ from assay.gate._verdict import (
     conclude,
     stray_notes,
 )
-from assay.goldens import Golden, Tier, iter_goldens, load_suite
+from assay.goldens import (
+    Golden,
+    Tier,
+    check_python_files,
+    iter_goldens,
+    load_suite,
+    suite_name,
+)
 from assay.results import (
     CandidateSummary,
     ReportContent,
@@ -57,11 +64,18 @@ class GateRun:
     # A live run's answers go into its --json results (static outputs are the user's file).
     live: bool = False
     shard: str | None = None
+    # -k / --filter's patterns, for the record (``assay runs list`` labels such a run).
+    filter: tuple[str, ...] = ()
     # A shard's evidence for `assay merge` (see assay.gate._partial): only in a shard's document.
     partial: dict[str, Any] | None = field(default=None, repr=False)
     # Judge asserts skipped because cheaper asserts decided their golden (None: the run
     # scored no judge assert, and its document has no such key).
     judge_saved: int | None = None
+    # Per (candidate, golden id) of several repeats not all passed: the distinct answers of the
+    # repeats that did not pass, with their counts (what a failing golden said).
+    failing: Mapping[tuple[str, str], list[tuple[Any, int]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def mode(self) -> Mode:
@@ -104,11 +118,18 @@ class GateRun:
             produced = self.outputs.get(result["candidate"], {})
             if result["id"] in produced and (result["status"] != "error" or not self.live):
                 result["output"] = produced[result["id"]]
+            failing = self.failing.get((result["candidate"], result["id"]))
+            if failing:  # repeats: the first answer may have passed; show those that did not
+                if "output" in result:
+                    result["output"] = failing[0][0]
+                result["failing_outputs"] = [{"output": o, "count": n} for o, n in failing]
         out["summary"]["goldens"] = self.golden_count
         out = self.verdict.apply(out)
         summary = out["summary"]
         if self.shard is not None:
             summary["shard"] = self.shard
+        if self.filter:
+            summary["filter"] = list(self.filter)
         notes = [*self.notes, *self.verdict.notes]
         if notes:
             summary["notes"] = notes
@@ -157,7 +178,7 @@ def load_selected(
     from assay.gate import _load
 
     root = example_paths()[0] if options.example else options.path
-    project = root is None  # the project's goldens folder, plus packaged defaults
+    project = root is None  # the project's goldens folder (see assay.goldens.load_suite)
     if project and config.goldens.exists():
         root = config.goldens
     if options.shard is None and root is not None:
@@ -176,7 +197,9 @@ def load_selected(
         )
         if suite is not None and project:
             tiers = options.tiers or None
-            own = load_suite(root, tiers, strict=config.strict, own=suite.goldens)
+            own = load_suite(
+                root, tiers, strict=config.strict, own=suite.goldens, packaged=options.packaged
+            )
             return suite.keep(_filtered(own, options))
         if suite is not None:
             return suite.keep(_filtered(_select(suite.goldens, options.tiers), options))
@@ -207,7 +230,8 @@ def load_whole(options: GateOptions, config: Config) -> list[Golden]:
     """The goldens of the suite and tiers asked for, before any ``--shard`` selection."""
     root = example_paths()[0] if options.example else options.path
     if root is None:
-        return load_suite(config.goldens, options.tiers or None, strict=config.strict)
+        tiers = options.tiers or None
+        return load_suite(config.goldens, tiers, strict=config.strict, packaged=options.packaged)
     return list(_select(iter_goldens(root, strict=config.strict), options.tiers))
 
 
@@ -224,8 +248,11 @@ def _load(
         whole = load_whole(options, config)
         suite_ids = [g.id for g in whole]
         suite = LoadedSuite(list(options.shard.select(whole)))
-    if not suite.goldens:
+    # An empty shard of a suite that is not empty is a valid empty part (a small suite in many
+    # shards): its merge with the others is the whole run.
+    if not suite.goldens and not suite_ids:
         _nothing_selected(options, config)
+    check_python_files(suite.goldens, config.root)  # a missing checks file fails before a call
     if early is not None and early.document is None:
         early()  # not read while workers loaded the suite
     return suite, suite_ids, None if early is None else early.document
@@ -261,8 +288,7 @@ def suite_of(options: GateOptions, config: Config) -> str:
         name = resolved.relative_to(config.root.resolve()).as_posix()
     except ValueError:
         name = resolved.as_posix()
-    # Without PATH the packaged defaults fill the tiers the project lacks: a different suite.
-    return name if options.path is not None else f"{name} (with packaged defaults)"
+    return name if options.path is not None else suite_name(name, root, packaged=options.packaged)
 
 
 # --------------------------------------------------------------------------- phase 2: outputs
@@ -284,9 +310,9 @@ def _outputs(
     options: GateOptions, config: Config, suite: LoadedSuite, by_id: Mapping[str, Golden]
 ) -> Produced:
     if options.candidates is not None:
-        from assay.models import generate_outputs, load_candidates_file
+        from assay.models import generate_outputs, load_candidates_file, select_candidates
 
-        spec = load_candidates_file(options.candidates)
+        spec = select_candidates(load_candidates_file(options.candidates), options.candidate_ids)
         if options.repeats is not None:
             spec = replace(spec, repeats=options.repeats)
         if options.max_concurrency is not None:
@@ -367,6 +393,7 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
     from assay.gate._score import adaptive_repeats, failed
 
     suite, suite_ids, document = _load(options, config)
+    document = _of_candidates(document, options.candidate_ids)
     goldens = suite.goldens
     by_id = {g.id: g for g in goldens}
     produced = _outputs(options, config, suite, by_id)
@@ -428,9 +455,23 @@ def run_gate(options: GateOptions, config: Config) -> GateRun:
         trials=trials,
         live=live,
         shard=None if options.shard is None else str(options.shard),
+        filter=() if options.filter is None else options.filter.patterns,
         partial=partial,
         judge_saved=scorer.judge_saved if scorer.judge_asserts else None,
+        failing=pairs.failing_answers(),
     )
+
+
+def _of_candidates(
+    document: dict[str, Any] | None, candidate_ids: Sequence[str]
+) -> dict[str, Any] | None:
+    """The baseline as a run of only ``candidate_ids`` (``--candidate``) compares with it: the
+    other candidates' entries are not in the run, which is no sign they got worse."""
+    entries = None if document is None else document.get("goldens")
+    if document is None or not candidate_ids or not isinstance(entries, dict):
+        return document
+    chosen = set(candidate_ids)
+    return {**document, "goldens": {c: e for c, e in entries.items() if c in chosen}}
 
 
 def _step(

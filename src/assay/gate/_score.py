@@ -34,20 +34,43 @@ Measured = dict[str, dict[str, list[tuple[float | None, float | None]]]]
 
 @dataclass(slots=True)
 class ScoredPairs:
-    """One result per repeat for each (candidate, golden id) in ``keys``, in the same order."""
+    """One result per repeat for each (candidate, golden id) in ``keys``, in the same order;
+    ``answers``, each repeat's output, for the pairs scored here (not those the loading
+    processes scored), so a report can show the answers of the repeats that did not pass."""
 
     keys: list[tuple[str, str]] = field(default_factory=list)
     repeats: list[list[Result]] = field(default_factory=list)
+    answers: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
 
-    def add(self, key: tuple[str, str], results: list[Result]) -> None:
+    def add(self, key: tuple[str, str], results: list[Result], answers: Sequence[Any] = ()) -> None:
         self.keys.append(key)
         self.repeats.append(results)
+        if answers:
+            self.answers[key] = list(answers)
 
     def extend(self, more: ScoredPairs) -> None:
         """Add ``more``'s repeats to the pairs they belong to (adaptive repeats)."""
         index = {key: i for i, key in enumerate(self.keys)}
         for key, results in zip(more.keys, more.repeats, strict=True):
             self.repeats[index[key]].extend(results)
+            self.answers.setdefault(key, []).extend(more.answers.get(key, ()))
+
+    def failing_answers(self) -> dict[tuple[str, str], list[tuple[Any, int]]]:
+        """Per pair of several repeats not all passed: the distinct answers of the repeats that
+        did not pass (a failed call has none), each with how many repeats gave it, in the
+        order they came."""
+        out: dict[tuple[str, str], list[tuple[Any, int]]] = {}
+        for key, results in zip(self.keys, self.repeats, strict=True):
+            answers = self.answers.get(key)
+            if len(results) < 2 or not answers or all(r.status == "pass" for r in results):
+                continue
+            counted: dict[str, list[Any]] = {}
+            for result, answer in zip(results, answers, strict=False):
+                if result.status != "pass" and answer is not NO_OUTPUT and not failed(answer):
+                    counted.setdefault(as_text(answer), [answer, 0])[1] += 1
+            if counted:
+                out[key] = [(answer, count) for answer, count in counted.values()]
+        return out
 
     def results(self) -> list[Result]:
         return [rs[0] if len(rs) == 1 else combine_repeats(rs) for rs in self.repeats]
@@ -137,7 +160,7 @@ class Scorer:
                 for index, result in enumerate(results):
                     if self.judging and result.status == "needs-judge":
                         pending.append((len(pairs.repeats), index, repeats[index]))
-                pairs.add((candidate, golden.id), results)
+                pairs.add((candidate, golden.id), results, repeats)
         if pending:
             self._judge(pairs, pending, {g.id: g for g in goldens})
         self._count_judge_asserts(pairs)

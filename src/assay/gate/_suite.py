@@ -119,7 +119,7 @@ class LoadedSuite:
     fingerprints: Prints | None = None
 
     def keep(self, goldens: Iterable[Golden]) -> LoadedSuite:
-        """A selection of these goldens (tiers, packaged defaults added) with the same results."""
+        """A selection of these goldens (tiers, packaged goldens added) with the same results."""
         return replace(self, goldens=list(goldens))
 
     def fingerprints_of(self) -> dict[str, str] | None:

@@ -198,9 +198,12 @@ def conclude(
     extra: ExtraRule | None = None,
 ) -> Verdict:
     """The verdict of a scored run. ``document`` is the baseline a check compares with (read
-    before any model call, so that a missing one fails first)."""
-    gating = step.mode != "report" or config.min_pass_rate is not None
-    undecided = evidence.tally.reasons(config.gate.max_error_rate) if gating else []
+    before any model call, so that a missing one fails first).
+
+    Too many errors leave the run undecided (exit 1) in every mode: a report whose results are
+    all failed calls (a model server that is down) must not exit 0 as if it had said something.
+    """
+    undecided = evidence.tally.reasons(config.gate.max_error_rate)
     if step.mode == "write-baseline":
         verdict = _write_baseline(evidence, step, undecided, extra)
     elif step.mode == "check" and document is not None:
@@ -286,6 +289,8 @@ def _below_min_pass_rate(evidence: Evidence, minimum: float) -> list[str]:
             decided.setdefault(r.candidate, []).append(r.status == "pass")
     out = []
     for s in evidence.summaries:
+        if s.total == 0:  # an empty shard: nothing here to hold to it (the merge has them all)
+            continue
         outcomes = decided.get(s.candidate, [])
         rate = sum(outcomes) / len(outcomes) if outcomes else 0.0
         if rate < minimum:

@@ -59,14 +59,16 @@ class Result:
         candidate: the candidate (prompt variant, outputs column, or ``agent``).
         status: ``pass``, ``fail``, ``needs-judge``, ``no-output`` or ``error``.
         passed: True / False, or None when nothing decided (needs-judge).
-        score: 0..1, or None when nothing scored it (needs-judge, judge-error).
+        score: 0..1, or None when nothing scored it (needs-judge, and every error: a failed
+            call or a judge error).
         decided_by: which tier or scorer decided (``tier1-asserts``, ``tier2-<backend>``,
             ``tier3-judge``, ``agent-telemetry``, ``scorer``), or None.
         checks: one record per assert (the same record everywhere).
         notes: why a tier was skipped, what the judge said, etc. (no output content).
         repeats: (passed, k) when the golden ran k > 1 times.
         title: an agent task's title.
-        telemetry: an agent task's measured cost, duration and failed tests (None: no telemetry).
+        telemetry: an agent task's measured figures (cost, duration, tests, signals, files,
+            orphans, ...) and its attestation's id (None: no telemetry); never its output.
         failure: an agent task's failure category and details.
         safety: why an agent task's attestation zeroed Safety, if it did.
         finish_reason: why a live model stopped (``stop``, ``length``, ...), when it said.
@@ -83,7 +85,7 @@ class Result:
     notes: tuple[str, ...] = ()
     repeats: tuple[int, int] | None = None
     title: str | None = None
-    telemetry: Mapping[str, float | int] | None = None
+    telemetry: Mapping[str, Any] | None = None
     failure: tuple[str, str] | None = None
     safety: str | None = None
     finish_reason: str | None = None
@@ -180,7 +182,7 @@ class Totals:
 
 def totals(results: Iterable[Result]) -> Totals:
     """Counts per status; pass rate = passes / results; mean score over the results that have a
-    score (a needs-judge or judge-error result has none and does not count)."""
+    score (a needs-judge or error result has none and does not count)."""
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     scores: list[float] = []
     total = 0
@@ -237,7 +239,13 @@ def summarize_by_candidate(
 
 
 def rank_key(summary: CandidateSummary) -> tuple[float, float, str]:
-    """mean score desc (no score ranks last), pass rate desc, candidate id asc (code points)."""
+    """mean score desc, pass rate desc, candidate id asc (code points).
+
+    The mean is over the results that have a score: an error (a failed call, a judge that
+    could not grade) has none, so it neither lowers a mean like a wrong answer nor raises it;
+    it counts against the pass rate (it did not pass), the tie-break. A candidate with no
+    score at all (every result an error or needs-judge) ranks after every candidate with one:
+    nothing is known of it. Candidates equal on both numbers are in id order."""
     mean = summary.mean_score if summary.mean_score is not None else -math.inf
     return (-mean, -summary.pass_rate, summary.candidate)
 

@@ -15,7 +15,7 @@ from assay._lazy import exports_by_module, lazy_exports
 if TYPE_CHECKING:
     from assay.results import ReportContent
     from assay.views._formats import FormatRenderer, RenderContext, render_plugin_format
-    from assay.views._history import render_history
+    from assay.views._history import render_history, run_label
     from assay.views._terminal import styled, use_colour
     from assay.views._text import render_failures, render_self_test, render_summary, render_verdict
 
@@ -90,7 +90,7 @@ def failures_only(document: Mapping[str, Any]) -> dict[str, Any]:
 _EXPORTS: Final = exports_by_module(
     {
         "_formats": "FormatRenderer RenderContext render_plugin_format",
-        "_history": "render_history",
+        "_history": "render_history run_label",
         "_terminal": "styled use_colour",
         "_text": "render_failures render_self_test render_summary render_verdict",
     }
@@ -110,6 +110,7 @@ __all__ = [
     "render_self_test",
     "render_summary",
     "render_verdict",
+    "run_label",
     "styled",
     "use_colour",
 ]

@@ -110,22 +110,46 @@ def trimmed(text: str, limit: int = TRIM) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + f"… ({len(text)} characters)"
 
 
+# How many distinct failing answers of a golden's repeats a report lists.
+FAILING_SHOWN: Final = 3
+
+
+def _failing_lines(failing: Sequence[Mapping[str, Any]], result: Mapping[str, Any]) -> list[str]:
+    """``output (2 of 5 answers): ...`` for each distinct answer of the repeats that did not
+    pass (the first few), then how many more there were."""
+    k = (result.get("repeats") or {}).get("k", sum(int(f["count"]) for f in failing))
+    lines = []
+    for item in failing[:FAILING_SHOWN]:
+        text = as_text(item["output"])
+        lines.append(f"output ({item['count']} of {k} answers): {trimmed(text) or '(empty)'}")
+    if len(failing) > FAILING_SHOWN:
+        lines.append(f"… {len(failing) - FAILING_SHOWN} more distinct failing answer(s)")
+    return lines
+
+
 def details(result: Mapping[str, Any], content: ReportContent | None) -> list[str]:
     """What a result that did not pass said, and how it differs from the expected answer: an
     ``output:`` line (trimmed), then an ``expected:`` line when both are one line, else a short
-    unified diff. The output is the document's (a failing result carries it); the expected
-    answer comes only from ``content`` (never from the document, which may be saved)."""
+    unified diff. The output is the document's (a failing result carries it); with repeats,
+    one ``output (n of k answers):`` line per distinct answer that did not pass
+    (``failing_outputs``), the first one compared. The expected answer comes only from
+    ``content`` (never from the document, which may be saved)."""
     if result.get("status") == "pass":
         return []
-    output = result.get("output")
+    failing = result.get("failing_outputs")
+    output = failing[0]["output"] if failing else result.get("output")
     if output is None and content is not None:
         output = content.outputs.get(result.get("candidate", ""), {}).get(result["id"])
     if output is None or (
-        result.get("status") in ("no-output", "error") and "output" not in result
+        result.get("status") in ("no-output", "error") and "output" not in result and not failing
     ):
         return []
     text = as_text(output)
-    lines = [f"output: {trimmed(text)}" if text else "output: (empty)"]
+    lines = (
+        _failing_lines(failing, result)
+        if failing
+        else [f"output: {trimmed(text)}" if text else "output: (empty)"]
+    )
     golden = content.goldens.get(result["id"]) if content is not None else None
     if golden is None or not golden.has_expected:
         return lines

@@ -46,6 +46,18 @@ def _verdict(row: Mapping[str, Any]) -> tuple[str, str]:
     return (word if word in ("passed", "failed") else "undecided"), word
 
 
+def run_label(row: Mapping[str, Any]) -> str:
+    """What a run was, in the words of its flags: its mode, then its selection (``check, -k
+    sql-*, shard 2/4``); ``-`` for a record that holds none of these."""
+    parts = [row["mode"]] if row.get("mode") else []
+    selection = row.get("selection") or {}
+    if selection.get("filter"):
+        parts.append("-k " + ",".join(selection["filter"]))
+    if selection.get("shard"):
+        parts.append(f"shard {selection['shard']}")
+    return ", ".join(parts) or "-"
+
+
 def _chart(rows: Sequence[Mapping[str, Any]]) -> str:
     """The pass rate of each run in order (oldest left), as an SVG polyline with a dot per run
     coloured by its verdict."""
@@ -86,6 +98,7 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
         body_rows.append(
             "<tr>"
             f"<td>{esc(str(row['run_id']))}</td><td>{esc(str(row['kind']))}</td>"
+            f"<td>{esc(run_label(row))}</td>"
             f"<td>{esc(str(row.get('created_at') or '-'))}</td>"
             f'<td class="num">{int(row.get("total") or 0)}</td>'
             f'<td class="num">{bar}{pct(rate)}</td>'
@@ -102,7 +115,7 @@ def render_history(rows: Sequence[Mapping[str, Any]]) -> str:
         "<h1>assay run history</h1>"
         f'<p class="sub">{len(rows)} saved run(s), newest first · pass rate per run, oldest '
         f"left · assay {esc(__version__)}</p>{_chart(rows)}"
-        "<table><thead><tr><th>run</th><th>kind</th><th>when (UTC)</th><th>results</th>"
-        "<th>pass rate</th><th>verdict / score</th></tr></thead>"
+        "<table><thead><tr><th>run</th><th>kind</th><th>what</th><th>when (UTC)</th>"
+        "<th>results</th><th>pass rate</th><th>verdict / score</th></tr></thead>"
         f"<tbody>{''.join(body_rows)}</tbody></table></body></html>\n"
     )

@@ -44,6 +44,8 @@ def _row(r: Mapping[str, Any], width: int) -> str:
     cut = [str(n) for n in r.get("notes", ()) if str(n).startswith("truncated:")]
     if cut and cut[0] not in line:  # a passing answer may be cut short too: say so
         line += f"  [{one_line(cut[0])}]"
+    if r.get("safety"):  # a task may pass and still zero Safety (a DIRTY attestation): why
+        line += f"  [safety 0: {one_line(str(r['safety']))}]"
     return line
 
 
@@ -78,11 +80,20 @@ def _matrix(document: Document, width: int) -> list[str]:
 
 
 def _ranking(document: Document) -> list[str]:
-    return ["ranking (mean score desc, pass rate desc, candidate id asc):"] + [
+    ranked = candidates(document)
+    lines = ["ranking (mean score desc, pass rate desc, candidate id asc):"] + [
         f"  {i}. {s['candidate']}: mean score {score(s['mean_score'])}, pass rate "
         f"{pct(s['pass_rate'])} ({plural(s['total'], 'golden')})"
-        for i, s in enumerate(candidates(document), start=1)
+        for i, s in enumerate(ranked, start=1)
     ]
+    # Candidates the numbers cannot tell apart: their order is the id's, not a finding.
+    groups: dict[tuple[Any, Any], list[str]] = {}
+    for s in ranked:
+        groups.setdefault((s["mean_score"], s["pass_rate"]), []).append(str(s["candidate"]))
+    ties = [" = ".join(names) for names in groups.values() if len(names) > 1]
+    if ties:
+        lines.append(f"  tied (same mean score and pass rate, so in id order): {'; '.join(ties)}")
+    return lines
 
 
 def composite_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -98,6 +109,19 @@ def composite_lines(summary: Mapping[str, Any]) -> list[str]:
         "  " + "  ".join(f"{k} {v:.3f}" for k, v in comp["components"].items()),
         "  per tier: " + "  ".join(f"{k} {pct(v)}" for k, v in comp["per_tier"].items()),
     ]
+    if comp["components"].get("code_quality") == 0.0 and comp["score"] > 0.0:
+        # A perfect run scores 0.700 until a judge looks at the code: say so next to it.
+        lines.append(
+            "  code_quality is 0 without a judge verdict in the telemetry: the score tops out "
+            "at 0.700 until one exists"
+        )
+    attestation = summary.get("attestation")
+    if attestation is not None:  # the verdict of the run's seals, CLEAN ones included
+        sealed, clean = attestation["sealed"], attestation["clean"]
+        lines.append(
+            f"  attestation: {attestation['verdict']} ({clean} of {sealed} sealed task(s) "
+            "verified CLEAN)"
+        )
     lines.extend(f"  safety: {note}" for note in summary.get("safety_notes", []))
     return lines
 
@@ -186,7 +210,8 @@ def render_text(
             lines.append(f"candidate {s['candidate']}:" if multi else title(document))
             passing = f"  {LABEL['pass']:<12} "  # most rows of a big suite: written inline
             for r in grouped.get(s["candidate"], []):
-                if r["status"] == "pass" and "repeats" not in r and not r.get("notes"):
+                plain = not (r.get("notes") or r.get("safety"))
+                if r["status"] == "pass" and "repeats" not in r and plain:
                     lines.append(f"{passing}{r['id']:<{width}}  {r.get('decided_by') or '-'}")
                     continue
                 lines.append(_row(r, width))
@@ -203,6 +228,11 @@ def render_text(
     if document.get("compare") is not None:
         lines += _compare(document["compare"])
     lines.extend(f"note: {note}" for note in summary.get("notes", []))
+    if any("repeats" in r for r in results):
+        lines.append(
+            "note: with repeats the pass rate is pass^k: a golden passes only when all k of its "
+            "answers pass (pass@k and flakiness are in --json)"
+        )
     calls = summary.get("model_calls")
     if calls:
         if "made" in calls:
@@ -217,20 +247,36 @@ def render_summary(document: Document) -> str:
     """A saved run's headline (``assay report``): id, time and the composite."""
     lines = [f"run {document.get('run_id')} ({document.get('created_at')})"]
     lines += composite_lines(document["summary"]) or [summary_line(document["summary"])]
-    verdict = document["summary"].get("gate")
-    if document.get("kind") == "gate" and document["summary"].get("mode") == "check" and verdict:
+    summary = document["summary"]
+    verdict = summary.get("gate")
+    if document.get("kind") == "gate" and summary.get("mode") == "check" and verdict:
+        # What the check found, as the run's own report said it (each regression by its kind:
+        # the record keeps no failed check's argument).
+        regressions = document.get("regressions") or []
+        multi = len(summary.get("candidates", ())) > 1
+        lines.append(f"check against {summary.get('baseline')}: {len(regressions)} regression(s)")
+        for reg in regressions:
+            who = f"{reg['candidate']}/{reg['id']}" if multi else reg["id"]
+            lines.append(f"  REGRESSED  {who}: {reg['why']}")
+        lines.extend(f"gate failed: {failure}" for failure in summary.get("gate_failures", []))
         lines.append(f"gate: {'FAILED' if verdict == 'failed' else verdict}")
     return "\n".join(lines) + "\n"
 
 
-def render_failures(table: Mapping[str, Any]) -> str:
-    """The failure taxonomy table of a saved run (``assay failures``)."""
+def render_failures(table: Mapping[str, Any], *, gate: bool = False) -> str:
+    """The failure taxonomy table of a saved run (``assay failures``); ``gate``: of a gate
+    run, whose rows are goldens by status, not tasks by failure category."""
     rows = table["failures"]
     lines = [f"failures in run {table['run_id']}: {len(rows)}"]
     if rows:
-        width = min(60, max([4, *(len(r["id"]) for r in rows)]))
-        lines.append(f"  {'task':<{width}}  {'category':<17} details")
+        item, category = ("golden", "status") if gate else ("task", "category")
+        width = min(60, max([len(item), *(len(r["id"]) for r in rows)]))
+        lines.append(f"  {item:<{width}}  {category:<17} details")
         lines += [f"  {row['id']:<{width}}  {row['category']:<17} {row['details']}" for row in rows]
+    unsafe = table.get("unsafe", [])
+    if unsafe:  # passed or failed, each zeroes Safety: say which and why
+        lines.append(f"safety 0 (attestation not CLEAN): {len(unsafe)}")
+        lines += [f"  {row['id']}: {one_line(str(row['safety']))}" for row in unsafe]
     lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in table["counts"].items()))
     return "\n".join(lines) + "\n"
 
