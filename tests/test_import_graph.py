@@ -165,7 +165,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer.split())
     for layer in (
         "_version _lazy errors",
-        "vocabulary paths io validate _yaml plugins",
+        "vocabulary paths io validate _yaml _jinja plugins",
         "asserts",
         "goldens",
         "results",
@@ -190,6 +190,7 @@ SHARED = frozenset(
         "io",
         "validate",
         "_yaml",
+        "_jinja",
         "plugins",
         "config",
     }

@@ -69,18 +69,13 @@ def _env() -> Any:
 def _compile(template: str) -> Any:
     compiled = _compiled.get(template)
     if compiled is None:
-        from jinja2 import nodes
+        from assay._jinja import reads_other_files
 
         env = _env()
         tree = env.parse(template)
-        for kind, word in (
-            (nodes.Include, "include"),
-            (nodes.Import, "import"),
-            (nodes.FromImport, "from ... import"),
-            (nodes.Extends, "extends"),
-        ):
-            if tree.find(kind) is not None:
-                raise ValueError(f"'{word}' is not available in an assert's template")
+        word = reads_other_files(tree)
+        if word is not None:
+            raise ValueError(f"'{word}' is not available in an assert's template")
         compiled = env.from_string(tree)
         if len(_compiled) >= _MAX_COMPILED:
             _compiled.clear()

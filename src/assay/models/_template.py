@@ -22,6 +22,7 @@ from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
+from assay._jinja import reads_other_files
 from assay.errors import AssayError, ConfigError
 
 if TYPE_CHECKING:
@@ -130,20 +131,6 @@ def _env() -> Environment:
     return env
 
 
-def _reads_other_files(tree: nodes.Template) -> str | None:
-    from jinja2 import nodes
-
-    for kind, word in (
-        (nodes.Include, "include"),
-        (nodes.Import, "import"),
-        (nodes.FromImport, "from ... import"),
-        (nodes.Extends, "extends"),
-    ):
-        if tree.find(kind) is not None:
-            return word
-    return None
-
-
 def compile_template(
     template: str, *, source: str | None, field: str, origin: str | None = None
 ) -> Template:
@@ -160,7 +147,7 @@ def compile_template(
     where = f" (in {origin})" if origin else ""
     try:
         tree = env.parse(template)
-        tag = _reads_other_files(tree)
+        tag = reads_other_files(tree)
         if tag is not None:
             raise ConfigError(
                 f"'{tag}' is not available in a prompt template{where}: a template reads no "
