@@ -33,8 +33,18 @@ from assay.plugins import (
     is_builtin_or_plugin,
 )
 
-# The built-in provider types: the one list every validator and message reads.
-PROVIDER_TYPES: Final = ("openai", "anthropic", "command", "python", "echo")
+# The built-in provider types, each with the module and class that serves it (imported only when
+# a provider of that type starts): the one list every validator and message reads. A provider
+# whose constructor takes the project root says so in _TAKES_ROOT.
+_BUILTINS: Final = {
+    "openai": "openai:OpenAIProvider",
+    "anthropic": "anthropic:AnthropicProvider",
+    "command": "command:CommandProvider",
+    "python": "python:PythonProvider",
+    "echo": "echo:EchoProvider",
+}
+_TAKES_ROOT: Final = frozenset({"python"})
+PROVIDER_TYPES: Final = tuple(_BUILTINS)
 
 
 def is_known_provider_type(name: object) -> bool:
@@ -58,26 +68,16 @@ def make_provider(config: ProviderConfig, *, root: Path | None = None) -> Provid
             ``setting`` attribute, when it has one, names the setting at fault.
         PluginError: a plugin type that cannot load, or whose factory fails.
     """
-    if config.type == "openai":
-        from assay.models.providers.openai import OpenAIProvider
+    served_by = _BUILTINS.get(config.type)
+    if served_by is not None:
+        import importlib
 
-        return OpenAIProvider(config)
-    if config.type == "anthropic":
-        from assay.models.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(config)
-    if config.type == "command":
-        from assay.models.providers.command import CommandProvider
-
-        return CommandProvider(config)
-    if config.type == "python":
-        from assay.models.providers.python import PythonProvider
-
-        return PythonProvider(config, root)
-    if config.type == "echo":
-        from assay.models.providers.echo import EchoProvider
-
-        return EchoProvider(config)
+        module_name, class_name = served_by.split(":")
+        module = importlib.import_module(f"assay.models.providers.{module_name}")
+        provider_class = getattr(module, class_name)
+        if config.type in _TAKES_ROOT:
+            return provider_class(config, root)  # type: ignore[no-any-return]
+        return provider_class(config)  # type: ignore[no-any-return]
     factory = find_plugin(PROVIDERS_GROUP, config.type)
     if factory is None:
         raise ValueError(
