@@ -133,6 +133,16 @@ def _response_format(value: Any, at: At, key: Key) -> str:
         at.fail("must hold only JSON values", key)
 
 
+def _json_text(value: Any, at: At, key: Key) -> str:
+    """A JSON value (the http provider's body template) as its canonical JSON text."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except (TypeError, ValueError):
+        at.fail("must hold only JSON values", key)
+
+
 def _headers(value: Any, at: At, key: Key) -> tuple[tuple[str, str], ...]:
     """``headers`` (name: value) or ``header_env`` (name: environment variable) as sorted pairs."""
     value = v.Dict(message="must be a mapping of header names to strings").check(value, at, key)
@@ -181,6 +191,18 @@ _PROVIDER: Final = v.Table(
         "function": v.Str(),
         "cost_per_1k_input": v.Num(at_least=0),
         "cost_per_1k_output": v.Num(at_least=0),
+        "deployment": v.Str(),
+        "api_version": v.Str(),
+        "project": v.Str(),
+        "region": v.Str(),
+        "profile": v.Str(),
+        "endpoint": v.Str(),
+        "payload": v.Str(),
+        "url": v.Str(),
+        "method": v.Str(),
+        "body": v.Check(_json_text),
+        "response_path": v.Str(),
+        "transform_response": v.Str(),
     },
     unknown="unknown provider setting (known: {known})",
     null_absent=True,

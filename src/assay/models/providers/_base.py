@@ -27,6 +27,22 @@ SAMPLING_SETTINGS = (
     "frequency_penalty",
 )
 
+# Where a call goes and what it sends, for the providers that have them: part of the cache
+# identity when set, absent when not (``profile`` is not: it picks credentials, not answers).
+ROUTING_SETTINGS = (
+    "deployment",
+    "api_version",
+    "project",
+    "region",
+    "endpoint",
+    "payload",
+    "url",
+    "method",
+    "body",
+    "response_path",
+    "transform_response",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ProviderConfig:
@@ -56,6 +72,13 @@ class ProviderConfig:
         command: the shell command of the command provider (reads the prompt on stdin).
         function: ``module:function`` of the python provider.
         cost_per_1k_input / cost_per_1k_output: USD per 1,000 tokens, for cost accounting.
+        deployment / api_version: azure's deployment name and ``api-version`` query value.
+        project / region: the cloud project (vertex) and region (vertex, bedrock, sagemaker).
+        profile: the AWS profile whose credentials sign bedrock and sagemaker calls.
+        endpoint: the sagemaker endpoint name.
+        payload: the request and answer shape of a sagemaker endpoint.
+        url / method / body / response_path / transform_response: the http provider's request
+            (``body`` a template as its canonical JSON text) and where its answer is read.
     """
 
     type: str
@@ -79,6 +102,18 @@ class ProviderConfig:
     function: str | None = None
     cost_per_1k_input: float = 0.0
     cost_per_1k_output: float = 0.0
+    deployment: str | None = None
+    api_version: str | None = None
+    project: str | None = None
+    region: str | None = None
+    profile: str | None = None
+    endpoint: str | None = None
+    payload: str | None = None
+    url: str | None = None
+    method: str | None = None
+    body: str | None = None
+    response_path: str | None = None
+    transform_response: str | None = None
 
     def __post_init__(self) -> None:
         # The defaults that depend on the type, filled here so that a config written with
@@ -101,7 +136,7 @@ class ProviderConfig:
         concurrency knobs)."""
         names = ("type", "model", "base_url", "temperature", "max_tokens", "command", "function")
         identity: dict[str, Any] = {name: getattr(self, name) for name in names}
-        for name in SAMPLING_SETTINGS:
+        for name in (*SAMPLING_SETTINGS, *ROUTING_SETTINGS):
             value = getattr(self, name)
             if value is not None:
                 identity[name] = list(value) if isinstance(value, tuple) else value
