@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         CheckContext,
         CheckResult,
         OutputView,
+        Transform,
         parse_assert,
         register_op,
         run_assert,
@@ -85,7 +86,8 @@ _EXPORTS: Final = exports_by_module(
     {
         "agent": "AgentOptions AgentOutcome MergedRun Sandbox execute_agent merge_run run_agent",
         "asserts": (
-            "AssertSpec CheckContext CheckResult OutputView parse_assert register_op run_assert"
+            "AssertSpec CheckContext CheckResult OutputView Transform parse_assert register_op "
+            "run_assert"
         ),
         "cascade": "evaluate",
         "comparison": (

@@ -74,6 +74,7 @@ DESIGN_OPS = {
     "levenshtein",
     "natural-stop",
     "python",
+    "javascript",
     "is-valid-tool-call",
     "tool-call",
     "assert-set",
@@ -154,9 +155,10 @@ OP_CASES: dict[str, OpCase] = {
 
 
 def test_every_op_has_a_case() -> None:
-    # python's and similar's passing checks carry their score as evidence, so they have their
-    # own tests (tests/asserts/test_python_and_tool_calls.py, test_model_graded.py) instead.
-    assert set(OP_CASES) | {"python", "similar"} == set(OPS)
+    # python's, javascript's and similar's passing checks carry their score as evidence, so
+    # they have their own tests (tests/asserts/test_python_and_tool_calls.py,
+    # test_javascript.py, test_model_graded.py) instead.
+    assert set(OP_CASES) | {"python", "javascript", "similar"} == set(OPS)
 
 
 @pytest.mark.parametrize("op", sorted(OP_CASES))

@@ -197,6 +197,9 @@ def test_context_gives_vars_input_id_tier_and_expected_only_when_present() -> No
         "id": "g",
         "tier": "standard",
         "expected": "a",
+        # promptfoo's names (its src/assertions/index.ts: context.prompt, context.test.vars)
+        "prompt": "q",
+        "test": {"vars": {"city": "Oslo"}, "description": "g"},
     }
     assert "expected" not in function_context(golden(input="q", asserts=asserts))
 

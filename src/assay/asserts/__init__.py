@@ -4,7 +4,7 @@ The registry is open: :func:`register_op` adds a namespaced op in-process, and i
 packages add ops through the ``assay.ops`` entry point group (see :mod:`assay.plugins`).
 """
 
-from assay.asserts._check import check_asserts, python_file_problems
+from assay.asserts._check import check_asserts, has_code_files, python_file_problems
 from assay.asserts._context import (
     DEFAULT_CONTEXT,
     CheckContext,
@@ -14,6 +14,7 @@ from assay.asserts._context import (
     strict_json_loads,
 )
 from assay.asserts._groups import aggregate, check_score
+from assay.asserts._python import function_context
 from assay.asserts._registry import (
     KNOWN_OPS,
     OPS,
@@ -48,6 +49,14 @@ from assay.asserts._spec import (
     yaml_typed,
 )
 from assay.asserts._stop import TRUNCATED
+from assay.asserts._transform import (
+    TRANSFORM_FAILED,
+    Transform,
+    TransformFailed,
+    apply_transform,
+    parse_transform,
+    transform_code_problem,
+)
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -55,6 +64,7 @@ __all__ = [
     "KNOWN_OPS",
     "OPS",
     "TEXT_OPS",
+    "TRANSFORM_FAILED",
     "TRUNCATED",
     "YAML11_BOOLEANS",
     "AssertSpec",
@@ -64,13 +74,18 @@ __all__ = [
     "PluginOp",
     "Renderer",
     "SimilarityFn",
+    "Transform",
+    "TransformFailed",
     "aggregate",
+    "apply_transform",
     "as_text",
     "check_asserts",
     "check_score",
     "find_date",
     "find_op",
+    "function_context",
     "get_backend",
+    "has_code_files",
     "is_known_backend",
     "json_equal",
     "known_backends_text",
@@ -78,6 +93,7 @@ __all__ = [
     "offline_registry",
     "parse_assert",
     "parse_asserts",
+    "parse_transform",
     "python_file_problems",
     "quote_it",
     "register_op",
@@ -85,6 +101,7 @@ __all__ = [
     "run_assert",
     "runs_project_code",
     "strict_json_loads",
+    "transform_code_problem",
     "typed_text_argument",
     "yaml11_word_message",
     "yaml_typed",

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from assay.asserts._python import missing_file, reference_problem
+from assay.asserts._python import code_form, inline_problem, missing_file, reference_problem
 from assay.asserts._registry import _BUILTIN, _IGNORED_ARGS
 from assay.asserts._result import ArgumentProblem
 from assay.asserts._spec import GROUP_OPS, JUDGE_OP, NOT_PREFIX, AssertSpec
@@ -66,9 +66,44 @@ def _check(spec: AssertSpec, at: At) -> None:
     if spec.op == "regex":
         _check_regex(spec, at)
     elif spec.op == "python":
-        problem = reference_problem(spec.args.get("value"))
+        value = spec.args.get("value")
+        problem = reference_problem(value)
+        if problem is None and isinstance(value, str) and code_form(value) == "inline":
+            problem = inline_problem(value)
         if problem is not None:
             at.fail(problem, "value")
+    elif spec.op == "javascript":
+        _check_javascript(spec.args.get("value"), at)
+    elif spec.op == "equals" and not isinstance(spec.args.get("exact", False), bool):
+        at.fail("exact must be true or false", "exact")
+    if "transform" in spec.args:
+        _check_transform(spec.args["transform"], at)
+
+
+def _check_javascript(code: object, at: At) -> None:
+    """The engine is installed and inline code compiles (a file is checked with the project
+    root, by :func:`python_file_problems`)."""
+    from assay.asserts import _javascript
+
+    if not isinstance(code, str) or not code.strip():
+        at.fail("a javascript assert's value is code or a file://path.js reference", "value")
+    missing = _javascript.engine_missing()
+    if missing is not None:
+        at.fail(missing, "value")
+    if not code.startswith(_javascript.FILE_PREFIX):
+        problem = _javascript.syntax_problem("assert", code, None)
+        if problem is not None:
+            at.fail(problem, "value")
+
+
+def _check_transform(raw: object, at: At) -> None:
+    """An assert's own transform: its shape, the engine, inline code that compiles."""
+    from assay.asserts._transform import parse_transform, transform_code_problem
+
+    transform = parse_transform(raw, at)
+    problem = transform_code_problem(transform, None, files=False)
+    if problem is not None:
+        at.fail(problem, f"transform.{transform.language}")
 
 
 def _check_regex(spec: AssertSpec, at: At) -> None:
@@ -102,9 +137,35 @@ def _python_files(spec: AssertSpec, root: Path | None, field: str) -> Iterator[t
     if spec.children is not None:
         for index, child in enumerate(spec.children):
             yield from _python_files(child, root, f"{field}.asserts[{index}]")
-    elif spec.op == "python":
-        reference = spec.args.get("value")
-        if isinstance(reference, str) and reference_problem(reference) is None:
-            problem = missing_file(reference, root)
+        return
+    value = spec.args.get("value")
+    if spec.op == "python":
+        if isinstance(value, str) and reference_problem(value) is None:
+            problem = missing_file(value, root)
             if problem is not None:
                 yield f"{field}.value", problem
+    elif spec.op == "javascript" and isinstance(value, str):
+        from assay.asserts._javascript import FILE_PREFIX, file_problem
+
+        if value.startswith(FILE_PREFIX) and (problem := file_problem(value, root)) is not None:
+            yield f"{field}.value", problem
+    raw = spec.args.get("transform")
+    if raw is not None:
+        from assay.asserts._transform import parse_transform, transform_code_problem
+        from assay.errors import GoldenError
+
+        try:
+            transform = parse_transform(raw, At(None, "", GoldenError))
+        except GoldenError:
+            return  # its shape is the loader's to refuse
+        problem = transform_code_problem(transform, root, files=True)
+        if problem is not None:
+            yield f"{field}.transform.{transform.language}", problem
+
+
+def has_code_files(spec: AssertSpec) -> bool:
+    """Whether ``spec`` (or a child) may name a file of the project: a python or javascript
+    assert, or an assert with a transform."""
+    if spec.children is not None:
+        return any([has_code_files(child) for child in spec.children])
+    return spec.op in ("python", "javascript") or "transform" in spec.args

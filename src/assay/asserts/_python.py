@@ -9,16 +9,27 @@ below the threshold fails.
 
 Whatever the function does (raises, hangs, returns nonsense, cannot be found) is a failed
 check naming it, never a crash of the run and never a pass, negated or not.
+
+promptfoo's forms are read too (its ``src/assertions/python.ts`` and ``src/util/transform.ts``),
+with its reading of the result (:func:`assay.asserts._scripts.python_outcome`):
+``file://checks.py`` (the function ``get_assert``; ``get_transform`` for a transform) or
+``file://checks.py:fn``, and inline code: one line is an expression (``return`` is put before
+it), several lines a function body, run as ``def main(output, context):`` with ``json``
+imported. Which a value is, by one rule (:func:`code_form`): ``file://...`` is a file; one line
+that is ``path.py:name`` or ``dotted.module:name`` (no spaces, no keyword) is a reference;
+anything else is inline code.
 """
 
 from __future__ import annotations
 
+import keyword
+import re
 import sys
 import threading
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from assay.asserts._context import CheckContext, OutputView
 from assay.asserts._result import ArgumentProblem, Outcome, clip
@@ -33,18 +44,94 @@ _RESOLVED: dict[tuple[str, str], Callable[..., Any] | str] = {}
 _IMPORT_LOCK = threading.Lock()
 
 
+FILE_PREFIX: Final = "file://"
+# promptfoo's default function of a python file: an assert's, a transform's.
+ASSERT_FUNCTION: Final = "get_assert"
+TRANSFORM_FUNCTION: Final = "get_transform"
+_REFERENCE: Final = re.compile(r"(?:[\w./\\-]+\.py|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):[A-Za-z_]\w*")
+# A file named without its function: a mistake, not code (``checks.py`` is no expression).
+_BARE_FILE: Final = re.compile(r"[\w./\\-]+\.py")
+
+CodeForm = Literal["reference", "file", "inline"]
+
+
+def code_form(value: str) -> CodeForm:
+    """Which of the three forms a ``python`` value (or a python transform) is: the rule of the
+    module's docstring."""
+    if value.startswith(FILE_PREFIX):
+        return "file"
+    text = value.strip()
+    if "\n" not in text and _REFERENCE.fullmatch(text):
+        module = text.rpartition(":")[0]
+        if module.endswith(".py") or not any(keyword.iskeyword(p) for p in module.split(".")):
+            return "reference"
+    return "inline"
+
+
 def reference_problem(reference: Any) -> str | None:
-    """Why a ``python`` assert's ``value`` names no function (None: it does), without reading
-    any file: it must be a string ``target:function``."""
+    """Why a ``python`` assert's ``value`` names no function and is no code (None: it is one
+    of the forms), without reading any file."""
     if not isinstance(reference, str) or not reference.strip():
-        return "argument 'value' must name a function ('checks.py:function')"
-    target, sep, name = reference.strip().rpartition(":")
-    if not sep or not target or not name:
+        return "argument 'value' must name a function ('checks.py:function') or hold code"
+    if code_form(reference) == "file":
+        path = reference[len(FILE_PREFIX) :].rpartition(":")
+        target = path[0] if path[1] and path[0].endswith(".py") else path[2]
+        if not target.endswith(".py"):
+            return f"{reference!r}: a python file must end in .py"
+        return None
+    if _BARE_FILE.fullmatch(reference.strip()):
         return (
             f"{reference!r} is not a function reference: write 'checks.py:function' or "
-            "'package.module:function'"
+            "'package.module:function' (or 'file://checks.py' for its get_assert)"
         )
     return None
+
+
+def file_reference(value: str, default: str) -> str:
+    """``file://checks.py[:fn]`` as the reference ``checks.py:fn`` (``default`` without one)."""
+    path = value[len(FILE_PREFIX) :]
+    target, sep, name = path.rpartition(":")
+    if sep and target.endswith(".py") and name:
+        return f"{target}:{name}"
+    return f"{path}:{default}"
+
+
+def inline_source(code: str) -> str:
+    """promptfoo's ``buildPythonScript``: the code as the body of ``main(output, context)``."""
+    if "\n" in code:
+        found = re.search(r"^(?!\s*$)\s+", code, re.MULTILINE)
+        indent = found.group(0) if found else "    "
+        body = "\n".join(indent + line for line in code.split("\n"))
+    else:
+        body = f"    return {code}"
+    return f"import json\n\ndef main(output, context):\n{body}\n"
+
+
+def inline_problem(code: str) -> str | None:
+    """Why inline python code does not compile (None: it does)."""
+    try:
+        compile(inline_source(code), "<inline python>", "exec")
+    except (SyntaxError, ValueError) as exc:
+        return f"{_label(code)} does not compile: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _label(code: str) -> str:
+    from assay.asserts._scripts import label
+
+    return label(code)
+
+
+def _inline_function(code: str) -> Callable[..., Any] | str:
+    problem = inline_problem(code)
+    if problem is not None:
+        return problem
+    namespace: dict[str, Any] = {"__name__": "_assay_inline_python"}
+    try:
+        exec(compile(inline_source(code), "<inline python>", "exec"), namespace)
+    except Exception as exc:
+        return f"{_label(code)} raised {type(exc).__name__}: {exc}"
+    return namespace["main"]  # type: ignore[no-any-return]
 
 
 def _file_target(reference: str) -> str | None:
@@ -55,8 +142,13 @@ def _file_target(reference: str) -> str | None:
 
 def missing_file(reference: str, root: Path | None) -> str | None:
     """Why the file a well-formed reference names cannot be found from the project ``root``
-    (None: it is there, or the reference names a module, which only importing would find)."""
-    target = _file_target(reference.strip())
+    (None: it is there, the reference names a module, which only importing would find, or
+    the value is inline code)."""
+    form = code_form(reference)
+    if form == "inline":
+        return None
+    named = reference.strip() if form == "reference" else file_reference(reference, "f")
+    target = _file_target(named)
     if target is None:
         return None
     path = ((root if root is not None else Path.cwd()) / target).resolve()
@@ -70,6 +162,8 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
     if problem is not None:
         return problem
     target, _, name = reference.rpartition(":")
+    if not target:
+        return f"{reference!r} is not a function reference"
     if _file_target(reference) is not None:
         path = (root / target).resolve()
         if not path.is_file():
@@ -106,35 +200,60 @@ def _load(reference: str, root: Path) -> Callable[..., Any] | str:
     return fn  # type: ignore[no-any-return]
 
 
-def resolve_function(reference: str, root: Path | None) -> Callable[..., Any]:
-    """The function a ``python`` assert names, imported once per (reference, root); an
-    ArgumentProblem saying why when it cannot be had."""
+def resolve_function(
+    reference: str, root: Path | None, default: str = ASSERT_FUNCTION
+) -> Callable[..., Any]:
+    """The function a ``python`` value names or holds (any of the three forms), had once per
+    (value, root); an ArgumentProblem saying why when it cannot be had. ``default``: a
+    ``file://`` reference's function when it names none."""
     base = root if root is not None else Path.cwd()
-    key = (reference, str(base))
+    key = (reference if default == ASSERT_FUNCTION else f"{default}|{reference}", str(base))
     found = _RESOLVED.get(key)
     if found is None:
         with _IMPORT_LOCK:
             found = _RESOLVED.get(key)
             if found is None:
-                found = _RESOLVED[key] = _load(reference, base)
+                form = code_form(reference)
+                if form == "inline":
+                    found = _inline_function(reference)
+                else:
+                    target = (
+                        reference if form == "reference" else file_reference(reference, default)
+                    )
+                    found = _load(target.strip(), base)
+                _RESOLVED[key] = found
     if isinstance(found, str):
-        raise ArgumentProblem(found, {"reason": "python_unavailable", "function": reference})
+        raise ArgumentProblem(
+            found, {"reason": "python_unavailable", "function": _label(reference)}
+        )
     return found
 
 
 def function_context(golden: Any) -> dict[str, Any]:
-    """What the function is given besides the output: the golden's ``vars``, ``input``,
-    ``id`` and ``tier``, as a prompt template sees them, plus ``expected`` when the golden
-    has one (a check may compare with the reference, as promptfoo's checks get their
-    ``value``). Never the rubric or the other asserts."""
+    """What a code check or transform is given besides the output: the golden's ``vars``,
+    ``input``, ``id`` and ``tier``, as a prompt template sees them, plus ``expected`` when the
+    golden has one (a check may compare with the reference, as promptfoo's checks get their
+    ``value``), and promptfoo's names for the same: ``prompt`` (the input) and ``test``
+    (``{vars, description}``, with ``metadata`` when the golden has a mapping of that name).
+    Never the rubric or the other asserts."""
     if golden is None:
-        return {"vars": {}, "input": None, "id": None, "tier": None}
+        return {"vars": {}, "input": None, "id": None, "tier": None, "prompt": None, "test": {}}
     found = golden.fields.get("vars")
+    variables = dict(found) if isinstance(found, Mapping) else {}
+    fields = golden.fields
+    test: dict[str, Any] = {
+        "vars": variables,
+        "description": fields.get("description") or fields.get("title") or golden.id,
+    }
+    if isinstance(fields.get("metadata"), Mapping):
+        test["metadata"] = dict(fields["metadata"])
     context: dict[str, Any] = {
-        "vars": dict(found) if isinstance(found, Mapping) else {},
+        "vars": variables,
         "input": golden.input,
         "id": golden.id,
         "tier": golden.tier,
+        "prompt": golden.input,
+        "test": test,
     }
     if golden.has_expected:
         context["expected"] = golden.expected
@@ -191,17 +310,39 @@ def _number_arg(args: Mapping[str, Any], name: str, default: float | None) -> fl
 
 
 def op_python(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> Outcome:
-    reference = args.get("value")
-    if not isinstance(reference, str) or not reference.strip():
+    value = args.get("value")
+    if not isinstance(value, str) or not value.strip():
         raise ArgumentProblem(
-            str(reference_problem(reference)), {"reason": "invalid_argument", "argument": "value"}
+            str(reference_problem(value)), {"reason": "invalid_argument", "argument": "value"}
         )
-    reference = reference.strip()
+    form = code_form(value)
+    reference = value.strip() if form == "reference" else value
     timeout = _number_arg(args, "timeout_s", DEFAULT_TIMEOUT_S)
     threshold = _number_arg(args, "threshold", None)
+    problem = reference_problem(value)
+    if problem is not None:
+        raise ArgumentProblem(problem, {"reason": "invalid_argument", "argument": "value"})
     fn = resolve_function(reference, ctx.root)
+    context = function_context(view.golden)
+    if "config" in args:
+        context["config"] = args["config"]
+    name = reference if form == "reference" else _label(reference)
+    verdict = call_bounded(fn, name, view.raw, context, timeout or DEFAULT_TIMEOUT_S)
+    if form == "reference":
+        return _outcome(reference, verdict, threshold)
+    from assay.asserts._scripts import python_outcome
+
+    return python_outcome(name, verdict, threshold)
+
+
+def call_bounded(
+    fn: Callable[..., Any], name: str, output: Any, context: dict[str, Any], timeout: float
+) -> Any:
+    """``fn(output, context)`` within ``timeout`` seconds; an ArgumentProblem naming ``name``
+    when it raises or does not return in time."""
+    reference = name
     try:
-        verdict = _call(fn, view.raw, function_context(view.golden), timeout or DEFAULT_TIMEOUT_S)
+        return _call(fn, output, context, timeout)
     except TimeoutError:
         raise ArgumentProblem(
             f"{reference} did not return within {timeout:g} s",
@@ -212,7 +353,6 @@ def op_python(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
             f"{reference} raised {type(exc).__name__}: {exc}",
             {"reason": "python_raised", "function": reference},
         ) from None
-    return _outcome(reference, verdict, threshold)
 
 
 def _outcome(reference: str, verdict: Any, threshold: float | None) -> Outcome:

@@ -15,11 +15,13 @@ from typing import Any, Final
 from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text
 from assay.asserts._graded import op_similar
 from assay.asserts._groups import aggregate, check_score
+from assay.asserts._javascript import op_javascript
 from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
 from assay.asserts._perf import op_cost, op_latency
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
 from assay.asserts._python import op_python
 from assay.asserts._result import ArgumentProblem, CheckResult, Outcome, clip
+from assay.asserts._scripts import negated, negated_pass
 from assay.asserts._spec import (
     GROUP_OPS,
     JUDGE_OP,
@@ -52,7 +54,7 @@ OpEntry = tuple[Handler, frozenset[str]]
 
 # op -> (handler, accepted arguments). A plain dict for the hot lookup in run_assert.
 _BUILTIN: Final[dict[str, OpEntry]] = {
-    "equals": (op_equals, frozenset({"value"})),
+    "equals": (op_equals, frozenset({"value", "exact"})),
     "contains": (op_contains, frozenset({"value", "case_insensitive"})),
     "icontains": (op_icontains, frozenset({"value"})),
     "starts-with": (op_starts_with, frozenset({"value"})),
@@ -67,7 +69,11 @@ _BUILTIN: Final[dict[str, OpEntry]] = {
     "is-sql-ish": (op_is_sql_ish, frozenset()),
     "levenshtein": (op_levenshtein, frozenset({"value", "threshold"})),
     "natural-stop": (op_natural_stop, frozenset()),
-    "python": (op_python, frozenset({"value", "threshold", "timeout_s"})),
+    "python": (op_python, frozenset({"value", "threshold", "timeout_s", "config"})),
+    "javascript": (
+        op_javascript,
+        frozenset({"value", "threshold", "timeout_s", "memory_mb", "config"}),
+    ),
     "is-valid-tool-call": (op_is_valid_tool_call, frozenset({"tools"})),
     "tool-call": (op_tool_call, frozenset({"value", "name", "arguments", "schema"})),
     "latency": (op_latency, frozenset({"threshold"})),
@@ -93,9 +99,14 @@ _PLUGIN_ARGS: Final = frozenset({"value"})
 
 
 def runs_project_code(spec: AssertSpec) -> bool:
-    """Whether checking ``spec`` runs code that is not assay's: a ``python`` assert, an op given
-    to :func:`register_op` or from a plugin (for a group, any of its children's)."""
+    """Whether checking ``spec`` runs code that is not assay's in this interpreter: a ``python``
+    assert or a python transform, an op given to :func:`register_op` or from a plugin (for a
+    group, any of its children's). A ``javascript`` assert does not: it runs in the sandboxed
+    engine, which has nothing to lose when a forked worker ends."""
     if spec.op == "python" or (spec.op not in _BUILTIN and spec.op not in _ALIASES):
+        return True
+    transform = spec.args.get("transform") if spec.args else None
+    if isinstance(transform, Mapping) and "javascript" not in transform:
         return True
     return any([runs_project_code(child) for child in spec.children or ()])
 
@@ -197,8 +208,11 @@ def find_op(op: str) -> OpEntry | None:
     return entry
 
 
-# weight is read by whoever aggregates the check (the golden, a group), never by the op.
-_IGNORED_ARGS = frozenset({"description", "name", "weight"})
+# weight is read by whoever aggregates the check (the golden, a group), never by the op;
+# transform by run_assert, before the op.
+_IGNORED_ARGS = frozenset({"description", "name", "weight", "transform"})
+# Code checks: negated, promptfoo keeps their own score and reason (assay.asserts._scripts).
+_SCRIPT_OPS = frozenset({"javascript", "python"})
 
 
 def _spec_text(spec: AssertSpec) -> str:
@@ -260,6 +274,39 @@ def _view_at_path(path: Any, output: OutputView) -> OutputView:
     )
 
 
+def _transformed(raw: Any, output: OutputView, ctx: CheckContext) -> OutputView:
+    """The output as the assert's own ``transform`` makes it (promptfoo's ``runAssertion``:
+    for this assert only, after the golden's transform); a failed transform is an
+    ArgumentProblem whose evidence makes the golden's result an error."""
+    from assay.asserts._python import function_context
+    from assay.asserts._transform import (
+        TRANSFORM_FAILED,
+        Transform,
+        TransformFailed,
+        apply_transform,
+        shape_problem,
+    )
+
+    problem = shape_problem(raw)
+    if problem is not None:
+        raise ArgumentProblem(problem[0], {"reason": "invalid_argument", "argument": "transform"})
+    language, code = next(iter(raw.items()))
+    try:
+        value = apply_transform(
+            Transform(language, code), output.raw, function_context(output.golden), ctx.root
+        )
+    except TransformFailed as failed:
+        raise ArgumentProblem(failed.message, {"reason": TRANSFORM_FAILED}) from None
+    return OutputView(
+        value,
+        text=isinstance(value, str),
+        golden=output.golden,
+        latency_ms=output.latency_ms,
+        cost_usd=output.cost_usd,
+        finish_reason=output.finish_reason,
+    )
+
+
 def _safe_str(value: Any) -> str:
     try:
         return clip(repr(value))
@@ -302,11 +349,19 @@ def run_assert(
         message = f"unknown argument(s) {unknown} for op '{spec.op}'"
         return _failed(spec, message, {"reason": "unknown_argument", "arguments": unknown})
     try:
-        view = _view_at_path(args["path"], output) if "path" in args else output
+        view = output
+        if "transform" in args:
+            view = _transformed(args["transform"], output, ctx)
+        if "path" in args:
+            view = _view_at_path(args["path"], view)
         passed, reason, evidence = handler(view, args, ctx)
     except ArgumentProblem as problem:
         return _failed(spec, problem.reason, problem.evidence or {"reason": "invalid_argument"})
     if spec.negate:
+        if spec.op in _SCRIPT_OPS:
+            if passed:
+                return negated(_spec_text(spec), spec.full_op, spec.op, evidence)
+            return negated_pass(_spec_text(spec), spec.full_op, evidence)
         if passed:
             message = f"output satisfies '{spec.op}', which this assert forbids"
             return _failed(spec, message, {"reason": "negated"})

@@ -121,7 +121,7 @@ class AssertSpec:
 
 # Ops whose check carries its own score (evidence ``{"score": x}``) rather than 0 or 1.
 GROUP_OPS: Final = frozenset({"assert-set", "any-of"})
-SCORED_OPS: Final = frozenset({"python", "similar", "judge", *GROUP_OPS})
+SCORED_OPS: Final = frozenset({"python", "javascript", "similar", "judge", *GROUP_OPS})
 # The model-graded ops and their cost rank (every other op: 0, cheap): a golden's asserts run
 # cheapest first, and a costlier one is skipped once the cheaper ones decided the outcome.
 COST_RANKS: Final = {"similar": 1, "judge": 2}

@@ -14,6 +14,7 @@ from assay.asserts._context import (
     is_nan,
     json_equal,
     json_value_problem,
+    strict_json_loads,
 )
 from assay.asserts._result import ArgumentProblem, Outcome, clip
 
@@ -159,6 +160,11 @@ def op_equals(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
     problem = json_value_problem(expected)
     if problem is not None:
         raise ArgumentProblem(f"argument 'value' is not a JSON value: {problem}")
+    exact = args.get("exact", False)
+    if not isinstance(exact, bool):
+        raise ArgumentProblem("argument 'exact' must be true or false")
+    if exact:
+        return _equals_exactly(view, expected)
     if view.is_text:
         if isinstance(expected, str):
             # Surrounding whitespace is not part of the answer (WikiEval compares stripped
@@ -178,6 +184,51 @@ def op_equals(view: OutputView, args: Mapping[str, Any], ctx: CheckContext) -> O
     if json_equal(actual, expected):
         return True, None, None
     return False, "output does not equal the expected value", {"reason": "not_equal"}
+
+
+def _equals_exactly(view: OutputView, expected: Any) -> Outcome:
+    """promptfoo's ``equals`` (its ``src/assertions/equals.ts``): a list, a mapping or null is
+    deep-equal to the output text parsed as JSON; anything else, as text (``String(value)``),
+    is identical to the output text: nothing stripped, ``10`` is not ``10.0``."""
+    actual = view.text()
+    if expected is None or isinstance(expected, list | dict):
+        try:
+            parsed = strict_json_loads(actual)
+        except (ValueError, RecursionError):
+            return (
+                False,
+                "output does not equal the expected value: it is not valid JSON",
+                {"reason": "not_json"},
+            )
+        if json_equal(parsed, expected):
+            return True, None, None
+        return False, "output does not equal the expected value", {"reason": "not_equal"}
+    if actual == js_string(expected):
+        return True, None, None
+    return False, "output does not equal the expected text exactly", {"reason": "not_equal"}
+
+
+def js_string(value: Any) -> str:
+    """JavaScript's ``String(value)`` of a string, boolean or number."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    number = float(value)
+    if number != number:
+        return "NaN"
+    if number in (float("inf"), float("-inf")):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number.is_integer() and abs(number) < 1e21:
+        return str(int(number))
+    text = repr(number)
+    if "e" in text:  # Python's 1e-07 is JavaScript's 1e-7
+        mantissa, _, exponent = text.partition("e")
+        power = int(exponent)
+        text = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+    return text
 
 
 # ------------------------------------------------------------------------- contains family

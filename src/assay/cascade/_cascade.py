@@ -5,6 +5,11 @@ for goldens without asserts, with an expected value, and only when a similarity 
 otherwise it is skipped and the skip is noted. Whatever is left reaches tier 3, which in
 deterministic mode is reported ``needs-judge`` and never calls the judge.
 
+A golden's ``transform`` rewrites the output before anything reads it, and an assert's own
+``transform`` the output that assert reads (promptfoo's order: :mod:`assay.asserts._transform`);
+a transform that fails makes the golden's result an error naming it, with no score: it says
+nothing of the model's answer.
+
 Within a golden's asserts the same economy holds: the model-graded ops (``similar``, then
 ``judge``) run after the cheap ones and are skipped once those decided the outcome; a judge
 assert left makes the golden ``needs-judge``, finished by the gate with the run's judge batch.
@@ -19,13 +24,16 @@ from typing import Any, Final
 from assay.asserts import (
     DEFAULT_CONTEXT,
     JUDGE_OP,
+    TRANSFORM_FAILED,
     TRUNCATED,
     AssertSpec,
     CheckContext,
     CheckResult,
     OutputView,
     SimilarityFn,
+    TransformFailed,
     aggregate,
+    apply_transform,
     as_text,
     check_score,
     run_assert,
@@ -69,6 +77,11 @@ def evaluate(
     ``finish_reason``, why a live model stopped, is kept on the result; a stop at the length
     limit adds a ``truncated`` note (and fails ``natural-stop``). ``latency_ms`` and
     ``cost_usd``, what a live call took, are for the ``latency`` and ``cost`` asserts."""
+    if golden.transform is not None and output is not NO_OUTPUT:
+        try:
+            output = _golden_transformed(golden, output, ctx)
+        except TransformFailed as failed:
+            return error_result(golden, candidate, failed.message)
     view = OutputView(
         output,
         finish_reason=finish_reason,
@@ -77,12 +90,33 @@ def evaluate(
         cost_usd=cost_usd,
     )
     result = _evaluate(golden, view, candidate, similarity, similarity_name, ctx)
+    if result.status != "pass" and result.checks:
+        broken = _failed_transform(result.checks)
+        if broken is not None:
+            result = error_result(golden, candidate, broken)
     if finish_reason is None:
         return result
     notes = result.notes
     if finish_reason in TRUNCATED:
         notes = (*notes, f"truncated: the model stopped at its length limit ({finish_reason})")
     return replace(result, finish_reason=finish_reason, notes=notes)
+
+
+def _golden_transformed(golden: Golden, output: Any, ctx: CheckContext) -> Any:
+    """The output as the golden's transform makes it (promptfoo's ``options.transform``)."""
+    from assay.asserts import function_context
+
+    assert golden.transform is not None
+    return apply_transform(golden.transform, output, function_context(golden), ctx.root)
+
+
+def _failed_transform(checks: Sequence[CheckResult]) -> str | None:
+    """The message of the first check whose own transform failed (None: none did)."""
+    for check in checks:
+        evidence = check.evidence
+        if isinstance(evidence, dict) and evidence.get("reason") == TRANSFORM_FAILED:
+            return f"{check.text}: {check.reason}"
+    return None
 
 
 def _evaluate(

@@ -62,7 +62,7 @@ def _asserts_text(asserts: tuple[AssertSpec, ...], memo: FingerprintMemo) -> str
 
 def fingerprint(golden: Golden, memo: FingerprintMemo | None = None) -> str:
     """A digest of what decides the golden (its checks, expected, threshold, rubric, and its
-    vars when it has any).
+    transform and vars when it has them).
 
     ``memo`` caches the canonical text of asserts: suites repeat the same ones many times.
     """
@@ -71,6 +71,9 @@ def fingerprint(golden: Golden, memo: FingerprintMemo | None = None) -> str:
         f"{head}{_canonical(golden.expected)}\x1f{golden.threshold!r}\x1f"
         f"{_canonical(golden.rubric)}"
     )
+    if golden.transform is not None:
+        # What rewrites the output decides the verdict; hashed only when set, as vars are.
+        material += "\x1f" + _canonical(golden.transform.to_dict())
     variables = golden.fields.get("vars")
     if variables is not None:
         # Vars change what the prompt says, so they decide the golden too; only a golden that

@@ -267,11 +267,13 @@ class _Scorer:
 
 
 def _project_code(goldens: Sequence[Golden]) -> bool:
-    """Whether any golden's checks run a project's code (a python assert, a plugin op) or a
-    similarity backend that is not a pure function: this process scores those, as one process
-    does (a worker's end would lose what they buffer)."""
+    """Whether any golden's checks run a project's code (a python assert or transform, a plugin
+    op) or a similarity backend that is not a pure function: this process scores those, as one
+    process does (a worker's end would lose what they buffer)."""
     seen: set[int] = set()
     for golden in goldens:
+        if golden.transform is not None and golden.transform.language == "python":
+            return True
         asserts = golden.asserts
         if id(asserts) in seen:
             continue

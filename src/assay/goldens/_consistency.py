@@ -97,15 +97,22 @@ def self_test(goldens: Iterable[Golden], ctx: CheckContext = DEFAULT_CONTEXT) ->
 
 
 def check_python_files(goldens: Iterable[Golden], root: Path | None) -> None:
-    """Fail on the first ``python`` assert whose file is not under the project ``root`` (None:
-    the working directory), naming the golden's file, the line and the field: a check that
-    cannot be found fails every output alike, with or without an expected answer.
+    """Fail on the first code file (a ``python`` or ``javascript`` assert's, a transform's:
+    the golden's, its defaults', an assert's) that is not under the project ``root`` (None:
+    the working directory), naming the golden's (or defaults) file, the line and the field:
+    a check that cannot be found fails every output alike, with or without an expected answer.
 
     Raises:
         GoldenError: ``goldens/g.md:6: field 'asserts[0].value': checks.py:fn: no file ...``.
     """
+    from assay.asserts import has_code_files
+
+    checked: set[int] = set()
     for golden in goldens:
-        if not any([spec.op == "python" or spec.children for spec in golden.asserts]):
+        if golden.transform is not None and id(golden.transform) not in checked:
+            checked.add(id(golden.transform))
+            _check_transform_file(golden, root)
+        if not any([has_code_files(spec) for spec in golden.asserts]):
             continue
         start = len(golden.defaults.asserts) if golden.defaults is not None else 0
         for index, path, problem in python_file_problems(golden.asserts, root):
@@ -113,6 +120,21 @@ def check_python_files(goldens: Iterable[Golden], root: Path | None) -> None:
                 raise _located(problem, golden.defaults.source, path)
             own = path.replace(f"asserts[{index}]", f"asserts[{index - start}]", 1)
             raise _located(problem, golden.source, own)
+
+
+def _check_transform_file(golden: Golden, root: Path | None) -> None:
+    from assay.asserts import transform_code_problem
+
+    transform = golden.transform
+    assert transform is not None
+    problem = transform_code_problem(transform, root, files=True)
+    if problem is None:
+        return
+    field_path = f"transform.{transform.language}"
+    defaults = golden.defaults
+    if defaults is not None and defaults.transform is transform:
+        raise _located(problem, defaults.source, field_path)
+    raise _located(problem, golden.source, field_path)
 
 
 _LIST_ITEM = re.compile(r"(.*)\[(\d+)\]\Z")  # a YAML list's golden: ``suite.yaml[3]``

@@ -5,7 +5,8 @@ PATH`` names, or the config's goldens folder), so every golden of one run sees t
 defaults, and packaged default goldens, loaded from their own folder, never get a project's.
 Discovery skips the file like every ``_``-prefixed name.
 
-Fail closed: a key other than ``vars``, ``asserts`` and ``threshold`` is an error, not ignored
+Fail closed: a key other than ``vars``, ``asserts``, ``threshold`` and ``transform`` is an
+error, not ignored
 (a misspelt ``assert:`` would otherwise drop a check from every golden at once).
 """
 
@@ -22,6 +23,7 @@ from assay.goldens._model import (
     Defaults,
     check_var_mapping,
     parse_golden_asserts,
+    read_transform,
     refuse_yaml11_words,
     with_line,
 )
@@ -75,7 +77,13 @@ def read_defaults(root: Path | str) -> Defaults | None:
         values = _DEFAULTS.check(data, at)
     except GoldenError as exc:
         raise with_line(exc, text) from None
-    return Defaults(path, values.get("asserts", ()), values.get("vars"), values.get("threshold"))
+    return Defaults(
+        path,
+        values.get("asserts", ()),
+        values.get("vars"),
+        values.get("threshold"),
+        values.get("transform"),
+    )
 
 
 def _vars(value: Any, at: At, key: Key) -> dict[str, Any]:
@@ -90,6 +98,7 @@ _FIELDS: Final = {
     "vars": Check(_vars),
     "asserts": Check(lambda value, at, _: parse_golden_asserts(value, source=at.source or "")),
     "threshold": THRESHOLD_RULE,
+    "transform": Check(lambda value, at, key: read_transform(value, at)),
 }
 DEFAULTS_KEYS: Final = tuple(_FIELDS)
 _DEFAULTS: Final = Table(

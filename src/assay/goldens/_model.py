@@ -14,11 +14,14 @@ from assay.asserts import (
     YAML11_BOOLEANS,
     AssertSpec,
     Renderer,
+    Transform,
     check_asserts,
     find_date,
     parse_asserts,
+    parse_transform,
     quote_it,
     render_spec,
+    transform_code_problem,
     typed_text_argument,
     yaml11_word_message,
     yaml_typed,
@@ -52,21 +55,28 @@ class Defaults:
         asserts: checks run before each golden's own (promptfoo's ``defaultTest`` order).
         vars: vars under each golden's own (a golden's var of the same name wins).
         threshold: the threshold of a golden that sets none (None: the built-in default).
+        transform: the output transform of a golden that sets none (promptfoo's
+            ``defaultTest.options.transform``: a golden's own replaces it).
     """
 
     source: str
     asserts: tuple[AssertSpec, ...] = ()
     vars: Mapping[str, Any] | None = None
     threshold: float | None = None
+    transform: Transform | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``--self-test --json`` lists: the file, assert texts, var names, threshold."""
-        return {
+        """What ``--self-test --json`` lists: the file, assert texts, var names, threshold and
+        (when set) the transform."""
+        listed: dict[str, Any] = {
             "source": self.source,
             "asserts": [spec.text for spec in self.asserts],
             "vars": list(self.vars or ()),
             "threshold": self.threshold,
         }
+        if self.transform is not None:
+            listed["transform"] = self.transform.to_dict()
+        return listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +97,8 @@ class Golden:
         threshold_given: whether the golden (or its suite's defaults) set ``threshold``
             explicitly; False means ``threshold`` is the built-in default.
         defaults: the folder defaults applied to it (None: none, or ``defaults: false``).
+        transform: what rewrites the output before its asserts read it (its own, else its
+            defaults'; None: none), see :mod:`assay.asserts._transform`.
     """
 
     id: str
@@ -103,6 +115,7 @@ class Golden:
     # Last, so the positional construction in _build stays cheap.
     threshold_given: bool = False
     defaults: Defaults | None = None
+    transform: Transform | None = None
 
     def __reduce__(self) -> tuple[type[Golden], tuple[Any, ...]]:
         # Pickled as its fields: the parallel loader sends thousands, and a slotted dataclass's
@@ -142,7 +155,7 @@ _AMOUNT = Num(at_least=0, message="{field} must be a number >= 0")
 # read (id, tier, asserts, threshold, defaults, vars) or any value; the rest are checked when
 # not null, in the file's order.
 FIELDS: Final[dict[str, Spec | None]] = {
-    **dict.fromkeys(("id", "tier", "asserts", "threshold", "defaults", "vars")),
+    **dict.fromkeys(("id", "tier", "asserts", "threshold", "defaults", "vars", "transform")),
     "expected_test_outcomes": None,
     "input": Check(_no_date),
     "expected": Check(_no_date),
@@ -504,6 +517,7 @@ def _build(
     if threshold is not DEFAULT_THRESHOLD:
         threshold = THRESHOLD_RULE.check(threshold, at, "threshold")
     applied = _applied(data, defaults, at)
+    transform = read_transform(data.pop("transform"), at) if "transform" in data else None
     items: list[dict[str, Any]] | None = None
     if "vars" in data:
         own, items = _read_vars(data["vars"], at, golden_id)
@@ -517,6 +531,8 @@ def _build(
         asserts = applied.asserts + asserts if applied.asserts else asserts
         if not threshold_given and applied.threshold is not None:
             threshold, threshold_given = applied.threshold, True
+        if transform is None:  # promptfoo: {...defaultTest.options, ...test.options}
+            transform = applied.transform
         items = _shared_vars(data, items, applied.vars)
     rules = _RULES
     for key, value in data.items():
@@ -540,7 +556,21 @@ def _build(
         data,
         threshold_given,
         applied,
+        transform,
     ), items
+
+
+def read_transform(raw: Any, at: At) -> Transform | None:
+    """The ``transform`` of a golden or a defaults file (null: none), checked as far as it can
+    be without the project root: one key, ``javascript`` or ``python``, whose code compiles
+    (and the JavaScript engine installed). Its file is checked by ``check_python_files``."""
+    if raw is None:
+        return None
+    transform = parse_transform(raw, at)
+    problem = transform_code_problem(transform, None, files=False)
+    if problem is not None:
+        at.fail(problem, f"transform.{transform.language}")
+    return transform
 
 
 def _golden_id(raw: Any, at: At) -> str:
