@@ -28,6 +28,8 @@ CASES = {
     "ray_agent_tasks.py": ["--tasks", "4"],
     "teardown.py": ["--goldens", "3", "--rounds", "1"],
     "golden_memory.py": ["--mb", "1"],
+    "js_asserts.py": ["--asserts", "50", "--repeat", "1"],
+    "promptfoo_corpus.py": ["--limit", "3"],
 }
 
 

@@ -4,7 +4,9 @@ so the commands differ only in the flags they take."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +17,7 @@ from assay.cli._common import chosen_format, deliver, emit
 from assay.views import dump_json, failures_only, render
 
 if TYPE_CHECKING:
-    from assay.agent import AgentOptions, Sandbox
+    from assay.agent import AgentOptions, AgentOutcome, Sandbox
     from assay.config import Config
     from assay.gate import GateOptions
 
@@ -125,6 +127,19 @@ def say_packaged(path: Path | None, config: Config, *, example: bool = False) ->
         )
 
 
+@contextlib.contextmanager
+def prints_to_stderr() -> Iterator[None]:
+    """While a run goes, what the project's own code prints (a python assert or transform, a
+    python provider, a plugin) goes to stderr: stdout carries the report alone, so a ``--json``
+    document on stdout parses."""
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+
+
 def run_gate_flow(
     options: GateOptions, config: Config, report: Report, self_test: bool, save: bool = False
 ) -> int:
@@ -137,11 +152,14 @@ def run_gate_flow(
         from assay.goldens import self_test as run_self_test
         from assay.views import render_self_test
 
-        result = run_self_test(load_selected(options, config).goldens, check_context(config))
+        with prints_to_stderr():
+            goldens = load_selected(options, config).goldens
+            result = run_self_test(goldens, check_context(config))
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
-    run = run_gate(options, config)
+    with prints_to_stderr():
+        run = run_gate(options, config)
     document = run.to_dict()
     report.show(document, run.content())
     if not options.packaged:  # after the report: a run that fails stays one line
@@ -204,11 +222,23 @@ def run_agent_flow(
 ) -> int:
     """An agent run (``agent`` executed here, or, when None, its telemetry scored): report,
     exit code."""
+    with prints_to_stderr():
+        outcome = _agent_outcome(options, config, agent, running)
+    report.show(outcome.view())
+    if not options.packaged:  # after the report: a run that fails stays one line
+        say_packaged(options.path, config)
+    return outcome.exit_code
+
+
+def _agent_outcome(
+    options: AgentOptions, config: Config, agent: str | None, running: AgentRun
+) -> AgentOutcome:
+    """The agent's run: executed here, or scored from its telemetry (``agent`` None)."""
     from assay.agent import execute_agent, run_agent
 
     if agent is not None:
         command, sandbox = _agent_sandbox(agent, running, config)
-        outcome = execute_agent(
+        return execute_agent(
             options,
             config,
             command,
@@ -219,12 +249,7 @@ def run_agent_flow(
             executor=running.executor or "local",
             ray_address=running.ray_address,
         )
-    else:
-        outcome = run_agent(options, config)
-    report.show(outcome.view())
-    if not options.packaged:  # after the report: a run that fails stays one line
-        say_packaged(options.path, config)
-    return outcome.exit_code
+    return run_agent(options, config)
 
 
 def _agent_sandbox(agent: str, running: AgentRun, config: Config) -> tuple[str, Sandbox]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         load_candidates_file,
         provider_config,
         select_candidates,
+        settings_refused_by,
     )
     from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
@@ -43,7 +44,8 @@ _EXPORTS: Final = exports_by_module(
     {
         "_cache": "DamagedCacheError OutputCache default_cache_path remove_cache_files",
         "_candidates_file": (
-            "CandidatesFile LiveCandidate load_candidates_file provider_config select_candidates"
+            "CandidatesFile LiveCandidate load_candidates_file provider_config select_candidates "
+            "settings_refused_by"
         ),
         "_live": "LiveOutputs generate_outputs",
         "_pool": "gather_or_cancel",
@@ -81,6 +83,7 @@ __all__ = [
     "render",
     "run_calls",
     "select_candidates",
+    "settings_refused_by",
 ]
 
 

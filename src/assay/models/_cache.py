@@ -49,7 +49,8 @@ def provider_identity(config: ProviderConfig, root: Path | None = None) -> dict[
     the project root ``root``) and, when it loaded other modules of the project, their paths
     and sha256 (``project_modules``, :func:`project_module_digests`: the module is imported to
     find them), so an edited function or helper is a cache miss; a module that cannot be
-    found or imported is a ValueError naming the ``function`` setting. A provider that loads
+    found or imported is a ValueError naming the ``function`` setting. An http provider's
+    ``transform_response`` file is hashed the same way. A provider that loads
     no other module of the project, and every other type, keeps the identity it had (their
     existing entries still hit)."""
     identity = config.cache_identity()
@@ -62,6 +63,11 @@ def provider_identity(config: ProviderConfig, root: Path | None = None) -> dict[
         helpers = project_module_digests(function, root)
         if helpers:
             identity["project_modules"] = helpers
+    if config.type == "http" and config.transform_response:
+        # The code that reads the app's answer decides the output as much as the app does.
+        from assay.models.providers.http import transform_digest
+
+        identity["transform_sha256"] = transform_digest(config, root)
     return identity
 
 

@@ -41,6 +41,7 @@ from assay.errors import ConfigError
 from assay.io import parse_json, read_text, require_regular_file
 from assay.models._template import compile_template
 from assay.models.providers import (
+    OPENAI_COMPATIBLE_TYPES,
     ProviderConfig,
     is_known_provider_type,
     known_provider_types_text,
@@ -59,6 +60,12 @@ _SECRET_NAME = re.compile(r"auth|key|token|secret|passw|cookie|session|credentia
 _RESERVED_HEADERS = frozenset({"content-type", "content-length", "host"})
 # The header each chat type puts the api_key_env key in.
 _KEY_HEADER = {"openai": "authorization", "anthropic": "x-api-key"}
+# The native providers' key headers (vertex: its access token).
+_KEY_HEADER.update(
+    {"gemini": "x-goog-api-key", "vertex": "authorization", "huggingface": "authorization"}
+)
+_KEY_HEADER.update({"ollama": "authorization", "replicate": "authorization"})
+_KEY_HEADER.update({**dict.fromkeys(OPENAI_COMPATIBLE_TYPES, "authorization"), "azure": "api-key"})
 
 Messages = tuple[tuple[str, str], ...]
 ROLES = ("system", "user", "assistant")
@@ -102,10 +109,43 @@ class CandidatesFile:
     defaulted: tuple[str, ...] = ()
 
 
+# The native providers (modules google, aws, huggingface, ollama, replicate): the sampling
+# settings each API has no field for, and the routing settings each uses (any other one is an
+# error: it would be silently ignored).
+_NATIVE_TYPES: Final = tuple("gemini vertex bedrock sagemaker huggingface ollama replicate".split())
+_NO_PENALTIES: Final = ("response_format", "presence_penalty", "frequency_penalty")
+_NATIVE_REFUSE: Final = {
+    "gemini": ("response_format",),
+    "vertex": ("response_format",),
+    "bedrock": ("seed", *_NO_PENALTIES),
+    "sagemaker": _NO_PENALTIES,
+    "huggingface": _NO_PENALTIES,
+    "ollama": ("response_format",),
+    "replicate": _NO_PENALTIES,
+}
+
+
+def settings_refused_by(kind: str) -> tuple[str, ...]:
+    """The sampling settings ``kind``'s API has no field for (refused on that type; the
+    promptfoo importer leaves them out rather than write a file that will not load)."""
+    return _NOT_ANTHROPIC if kind == "anthropic" else _NATIVE_REFUSE.get(kind, ())
+
+
+_ROUTING_KEYS: Final = tuple(
+    "deployment api_version project region profile endpoint payload url method body "
+    "response_path transform_response command function config".split()
+)
+_NATIVE_USES: Final = {
+    "vertex": ("project", "region"),
+    "bedrock": ("region", "profile"),
+    "sagemaker": ("region", "profile", "endpoint", "payload"),
+}
+SAGEMAKER_PAYLOADS: Final = ("huggingface", "openai")  # as assay.models.providers.aws has them
+
 # Without a length limit a model that misses its stop token generates until the timeout (40 s
 # a golden at timeout 20 s in the real-model trial); the HTTP providers get this one instead.
 DEFAULT_MAX_TOKENS: Final = 1024
-_LIMITED_TYPES: Final = ("openai", "anthropic")
+_LIMITED_TYPES: Final = ("openai", "anthropic", *_NATIVE_TYPES, *OPENAI_COMPATIBLE_TYPES)
 
 
 def _seed(value: Any, at: At, key: Key) -> int:
@@ -141,6 +181,13 @@ def _json_text(value: Any, at: At, key: Key) -> str:
         )
     except (TypeError, ValueError):
         at.fail("must hold only JSON values", key)
+
+
+def _json_mapping(value: Any, at: At, key: Key) -> str:
+    """A mapping of JSON values (a promptfoo python provider's ``config``) as its JSON text."""
+    if not isinstance(value, dict):
+        at.fail("must be a mapping", key)
+    return _json_text(value, at, key)
 
 
 def _headers(value: Any, at: At, key: Key) -> tuple[tuple[str, str], ...]:
@@ -203,6 +250,7 @@ _PROVIDER: Final = v.Table(
         "body": v.Check(_json_text),
         "response_path": v.Str(),
         "transform_response": v.Str(),
+        "config": v.Check(_json_mapping),
     },
     unknown="unknown provider setting (known: {known})",
     null_absent=True,
@@ -225,8 +273,17 @@ def provider_config(
     need = {"command": "command", "python": "function"}.get(kind or "")
     if need and not values.get(need):
         at.fail(f"the {kind} provider needs '{need}'", need)
+    # A candidate of another type than the file's provider inherits only what its type uses:
+    # the rest of the file's settings are left out, not refused (a python provider's
+    # ``function`` is no setting of a candidate's gemini provider).
+    switched = base is not None and "type" in raw and raw["type"] != base.get("type")
+    inherited = set(base or ()) - set(raw) if switched else set()
     if kind == "anthropic":
-        _anthropic_rules(values, at)
+        _anthropic_rules(values, at, inherited)
+    if kind in _NATIVE_TYPES:
+        _native_rules(kind, values, at, inherited)
+    if kind in (*OPENAI_COMPATIBLE_TYPES, "http", "python", "command", "echo"):
+        _compat_rules(kind, values, at, inherited)
     seen: set[str] = set()
     key_header = _KEY_HEADER.get(kind or "") if values.get("api_key_env") else None
     for setting in ("headers", "header_env"):
@@ -243,10 +300,111 @@ def provider_config(
     return ProviderConfig(**values)
 
 
-def _anthropic_rules(values: Mapping[str, Any], at: At) -> None:
-    for key in _NOT_ANTHROPIC:
-        if key in values:
-            at.fail(f"the anthropic provider does not support '{key}'", key)
+def _native_rules(kind: str, values: dict[str, Any], at: At, inherited: set[str]) -> None:
+    """The native providers' rules: the setting each needs, the settings its API has no field
+    for (or that belong to another type: a ``project`` on gemini is a vertex setting), refused,
+    or left out when ``inherited`` from a provider of another type."""
+    uses = _NATIVE_USES.get(kind, ())
+    _refuse(kind, values, at, [*_NATIVE_REFUSE.get(kind, ()), *_ROUTING_KEYS], uses, inherited)
+    need = "endpoint" if kind == "sagemaker" else "model"
+    if not values.get(need):
+        at.fail(f"the {kind} provider needs '{need}'", need)
+    payload = values.get("payload")
+    if payload is not None and payload not in SAGEMAKER_PAYLOADS:
+        at.fail(f"must be one of {', '.join(SAGEMAKER_PAYLOADS)}", "payload")
+
+
+# What each type of the OpenAI-compatible family, http and python uses of the routing settings
+# (any other is refused: it would be silently ignored), and what http has no use for.
+_HTTP_SETTINGS: Final = ("url", "method", "body", "response_path", "transform_response")
+_COMPAT_USES: Final = {"azure": ("deployment", "api_version"), "http": _HTTP_SETTINGS}
+_NOT_HTTP: Final = (
+    *("model", "base_url", "api_key_env", "temperature", "max_tokens"),
+    *("top_p", "seed", "stop", "response_format", "presence_penalty", "frequency_penalty"),
+)
+
+
+def _compat_rules(kind: str, values: dict[str, Any], at: At, inherited: set[str]) -> None:
+    """The rules of the OpenAI-compatible types, http and python: the settings each needs, and
+    the settings of another type (``url`` is http's, ``deployment`` azure's) refused, or left
+    out when ``inherited`` from a provider of another type (a python provider's ``function``
+    is no setting of a candidate's openai provider)."""
+    uses: tuple[str, ...] = _COMPAT_USES.get(kind, ())
+    function = values.get("function") or ""
+    if kind == "python" and function.startswith("file://"):
+        uses = ("function", "config")
+    elif kind in ("python", "command"):
+        uses = (kind if kind == "command" else "function",)
+    _refuse(
+        kind, values, at, [*_ROUTING_KEYS, *(_NOT_HTTP if kind == "http" else ())], uses, inherited
+    )
+    if kind == "azure":
+        for need in ("base_url", "deployment"):
+            if not values.get(need):
+                example = " (https://RESOURCE.openai.azure.com)" if need == "base_url" else ""
+                at.fail(f"the azure provider needs '{need}'{example}", need)
+    if kind == "http":
+        _http_rules(values, at)
+
+
+def _http_rules(values: dict[str, Any], at: At) -> None:
+    from assay.models.providers.http import METHODS, PathError, parse_path
+
+    url = values.get("url") or ""
+    if not url:
+        at.fail("the http provider needs 'url'", "url")
+    if not url.startswith(("http://", "https://")):
+        at.fail("must be an http:// or https:// URL", "url")
+    method = values.get("method", "POST").upper()
+    if method not in METHODS:
+        at.fail(f"must be one of {', '.join(METHODS)}", "method")
+    values["method"] = method
+    if "response_path" in values and "transform_response" in values:
+        at.fail("set response_path or transform_response, not both", "transform_response")
+    try:
+        if "response_path" in values:
+            parse_path(values["response_path"])
+    except PathError as exc:
+        at.fail(str(exc), "response_path")
+    transform = values.get("transform_response", "file://x.py:f").removeprefix("file://")
+    path, _, name = transform.rpartition(":")
+    if not path.endswith(".py") or not name.isidentifier():
+        at.fail("must name a function in a python file: 'parse.py:function'", "transform_response")
+    if "body" in values:
+        _body_templates(json.loads(values["body"]), at)
+
+
+def _body_templates(value: Any, at: At) -> None:
+    """Compile every string of the http provider's body: a syntax error stops the load."""
+    if isinstance(value, str):
+        compile_template(value, source=at.source, field=at.path("body"))
+    elif isinstance(value, list):
+        for item in value:
+            _body_templates(item, at)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _body_templates(item, at)
+
+
+def _refuse(
+    kind: str,
+    values: dict[str, Any],
+    at: At,
+    settings: Sequence[str],
+    uses: Sequence[str],
+    inherited: set[str],
+) -> None:
+    """Refuse each of ``settings`` that ``kind`` does not use; one ``inherited`` from the
+    file's provider of another type is left out instead."""
+    for key in settings:
+        if key in values and key not in uses:
+            if key not in inherited:
+                at.fail(f"the {kind} provider does not support '{key}'", key)
+            del values[key]
+
+
+def _anthropic_rules(values: dict[str, Any], at: At, inherited: set[str]) -> None:
+    _refuse("anthropic", values, at, [*_NOT_ANTHROPIC, *_ROUTING_KEYS], (), inherited)
     if values.get("temperature", 0.0) > 1:
         at.fail("must be a number between 0 and 1 for anthropic", "temperature")
     if values.get("max_tokens") == 0:

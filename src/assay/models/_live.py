@@ -20,6 +20,7 @@ from assay.models._cache import OutputCache, default_cache_path
 from assay.models._candidates_file import CandidatesFile, LiveCandidate
 from assay.models._runner import Call, RunStats, run_calls
 from assay.models._template import VARS_KEY, render, reserved_var, reserved_var_message
+from assay.models.providers import takes_context
 from assay.results import CallFailed
 
 
@@ -100,12 +101,24 @@ def build_calls(
     calls: list[Call] = []
     for candidate in spec.candidates:
         where = f"{spec.source} (candidate {candidate.id})"
+        # The golden goes with the call only to a provider that reads it (and keys by it).
+        with_golden = takes_context(candidate.provider)
         for golden in goldens:
             if only is not None and (candidate.id, golden.id) not in only:
                 continue
-            prompt, messages = render_conversation(candidate, prompt_context(golden), where=where)
+            context = prompt_context(golden)
+            prompt, messages = render_conversation(candidate, context, where=where)
+            given = context if with_golden else None
             calls.extend(
-                Call(candidate.id, golden.id, repeat, prompt, candidate.provider, messages=messages)
+                Call(
+                    candidate.id,
+                    golden.id,
+                    repeat,
+                    prompt,
+                    candidate.provider,
+                    messages=messages,
+                    context=given,
+                )
                 for repeat in indexes
             )
     return calls

@@ -16,7 +16,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ class Call:
         prompt: the prompt; for a chat call, its messages flattened into one text (what a
             provider without ``complete_messages`` receives).
         messages: a chat call's (role, content) pairs, None for a plain prompt.
+        context: the golden, for a provider that is called with it (``takes_context``: the
+            http provider, a promptfoo-style python provider), None for the others.
     """
 
     candidate: str
@@ -55,17 +57,22 @@ class Call:
     config: ProviderConfig
     purpose: str = "output"
     messages: tuple[tuple[str, str], ...] | None = None
+    context: Mapping[str, Any] | None = None
 
     def cache_prompt(self) -> str:
         """What the cache key reads as the prompt: the prompt itself for a plain call (so its
         entries are those of a prompt-only candidate), the canonical JSON of the messages for
-        a chat call (so a different system prompt or turn is a different entry)."""
-        if self.messages is None:
+        a chat call (so a different system prompt or turn is a different entry), and with the
+        golden's context for a provider called with it (its request depends on the vars)."""
+        if self.messages is None and self.context is None:
             return self.prompt
+        material: dict[str, Any] = {"prompt": self.prompt}
+        if self.messages is not None:
+            material = {"messages": [[role, content] for role, content in self.messages]}
+        if self.context is not None:
+            material["context"] = self.context
         return json.dumps(
-            {"messages": [[role, content] for role, content in self.messages]},
-            ensure_ascii=False,
-            separators=(",", ":"),
+            material, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str
         )
 
 
@@ -202,6 +209,10 @@ class _Runner:
         provider, limit = self._provider_for(call.config)
         # A chat call goes to a chat provider as messages, to any other as the flattened text.
         chat = getattr(provider, "complete_messages", None) if call.messages is not None else None
+        # A provider called with the golden (its vars) gets it, a chat call's prompt flattened.
+        with_context = (
+            getattr(provider, "complete_with_context", None) if call.context is not None else None
+        )
         stats = self.stats
         attempt = timeouts = 0
         while True:
@@ -211,7 +222,9 @@ class _Runner:
             try:
                 async with limit:
                     started = time.perf_counter()  # inside the limit: waiting is not latency
-                    if chat is not None:
+                    if with_context is not None:
+                        completion = await with_context(call.prompt, call.context)
+                    elif chat is not None:
                         completion = await chat(call.messages)
                     else:
                         completion = await provider.complete(call.prompt)

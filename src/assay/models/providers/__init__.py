@@ -42,9 +42,47 @@ _BUILTINS: Final = {
     "command": "command:CommandProvider",
     "python": "python:PythonProvider",
     "echo": "echo:EchoProvider",
+    # The OpenAI-compatible vendors: the openai provider with the vendor's endpoint and key
+    # variable as defaults (DEFAULT_BASE_URLS / DEFAULT_KEY_ENVS in _base.py).
+    "openrouter": "openai:OpenAIProvider",
+    "perplexity": "openai:OpenAIProvider",
+    "groq": "openai:OpenAIProvider",
+    "mistral": "compat:MistralProvider",
+    "cerebras": "openai:OpenAIProvider",
+    "together": "openai:OpenAIProvider",
+    "fireworks": "openai:OpenAIProvider",
+    "deepseek": "openai:OpenAIProvider",
+    "vllm": "openai:OpenAIProvider",
+    "ollama-openai": "openai:OpenAIProvider",
+    "azure": "compat:AzureOpenAIProvider",
+    "http": "http:HTTPEndpointProvider",
+    # The native cloud and local APIs (httpx; the AWS ones sign with botocore, assay[aws]).
+    "gemini": "google:GeminiProvider",
+    "vertex": "google:VertexProvider",
+    "bedrock": "aws:BedrockProvider",
+    "sagemaker": "aws:SageMakerProvider",
+    "huggingface": "huggingface:HuggingFaceProvider",
+    "ollama": "ollama:OllamaProvider",
+    "replicate": "replicate:ReplicateProvider",
 }
-_TAKES_ROOT: Final = frozenset({"python"})
+_TAKES_ROOT: Final = frozenset({"python", "http"})
 PROVIDER_TYPES: Final = tuple(_BUILTINS)
+# The types that speak OpenAI's chat completions (their key goes in a header of their own:
+# ``api-key`` for azure, ``Authorization: Bearer`` for the others).
+OPENAI_COMPATIBLE_TYPES: Final = tuple(
+    name for name, served_by in _BUILTINS.items() if served_by.startswith(("openai:", "compat:"))
+)
+
+
+def takes_context(config: ProviderConfig) -> bool:
+    """Whether the provider is called with the golden (``complete_with_context(prompt,
+    context)``, context as :func:`assay.models._live.prompt_context` makes it): the http
+    provider (its body template sees the golden's vars) and a python provider written as
+    promptfoo writes one (``file://provider.py``, called with ``context["vars"]``). Their cache
+    key holds that context, so two goldens with one prompt never share an answer."""
+    return config.type == "http" or (
+        config.type == "python" and (config.function or "").startswith("file://")
+    )
 
 
 def is_known_provider_type(name: object) -> bool:
@@ -138,6 +176,7 @@ class _PluginProvider:
 
 
 __all__ = [
+    "OPENAI_COMPATIBLE_TYPES",
     "PROVIDER_TYPES",
     "SAMPLING_SETTINGS",
     "Completion",
@@ -148,4 +187,5 @@ __all__ = [
     "is_known_provider_type",
     "known_provider_types_text",
     "make_provider",
+    "takes_context",
 ]

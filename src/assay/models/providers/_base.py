@@ -11,8 +11,38 @@ from typing import Any, Protocol
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
+    # The OpenAI-compatible vendors (served by the openai provider), as each documents its
+    # chat-completions root.
+    "openrouter": "https://openrouter.ai/api/v1",
+    "perplexity": "https://api.perplexity.ai",
+    "groq": "https://api.groq.com/openai/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "cerebras": "https://api.cerebras.ai/v1",
+    "together": "https://api.together.xyz/v1",
+    "fireworks": "https://api.fireworks.ai/inference/v1",
+    "deepseek": "https://api.deepseek.com",
+    # Local servers at their documented default address: no key variable is read for them.
+    "vllm": "http://localhost:8000/v1",
+    "ollama-openai": "http://localhost:11434/v1",
 }
-DEFAULT_KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_KEY_ENVS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "perplexity": "PERPLEXITY_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "cerebras": "CEREBRAS_API_KEY",
+    "together": "TOGETHER_API_KEY",
+    "fireworks": "FIREWORKS_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "azure": "AZURE_OPENAI_API_KEY",
+}
+# Azure OpenAI has no endpoint of its own (each resource has one): its key variable is read
+# unasked only for a base_url on these hosts, and this api-version is sent when none is set
+# (the latest GA version of the data-plane inference API).
+AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+AZURE_DEFAULT_API_VERSION = "2024-10-21"
 # The Messages API requires max_tokens: this one when the config gives none.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
 
@@ -41,6 +71,7 @@ ROUTING_SETTINGS = (
     "body",
     "response_path",
     "transform_response",
+    "config",
 )
 
 
@@ -49,13 +80,16 @@ class ProviderConfig:
     """Settings of one provider (a candidate may override any of them).
 
     Attributes:
-        type: openai | anthropic | command | python | echo, or a plugin's ``pkg/name``.
+        type: one of ``PROVIDER_TYPES`` (assay.models.providers: openai and its presets,
+            azure, anthropic, the native cloud and local APIs, http, command, python, echo),
+            or a plugin's ``pkg/name``.
         model: the model name sent to the provider (part of the cache key).
         base_url: endpoint root: openai ``.../v1`` (default https://api.openai.com/v1),
-            anthropic the host (default https://api.anthropic.com).
+            anthropic the host (default https://api.anthropic.com); each type's default is in
+            DEFAULT_BASE_URLS or its module.
         api_key_env: the environment variable holding the API key (optional for local
-            servers); on an official default endpoint it defaults to OPENAI_API_KEY /
-            ANTHROPIC_API_KEY.
+            servers); on a vendor's default endpoint it defaults to the vendor's variable
+            (DEFAULT_KEY_ENVS: OPENAI_API_KEY, ANTHROPIC_API_KEY, GROQ_API_KEY, ...).
         max_concurrency: calls in flight at once for this provider.
         timeout_s: per-call timeout.
         max_retries: retries after the first attempt (429, 5xx, timeouts; never other 4xx).
@@ -79,6 +113,8 @@ class ProviderConfig:
         payload: the request and answer shape of a sagemaker endpoint.
         url / method / body / response_path / transform_response: the http provider's request
             (``body`` a template as its canonical JSON text) and where its answer is read.
+        config: a promptfoo-style python provider's ``options["config"]`` mapping, as its
+            canonical JSON text.
     """
 
     type: str
@@ -114,6 +150,7 @@ class ProviderConfig:
     body: str | None = None
     response_path: str | None = None
     transform_response: str | None = None
+    config: str | None = None
 
     def __post_init__(self) -> None:
         # The defaults that depend on the type, filled here so that a config written with
@@ -123,7 +160,12 @@ class ProviderConfig:
             if not self.base_url:
                 object.__setattr__(self, "base_url", default_url)
             if self.api_key_env is None and self.base_url.rstrip("/") == default_url:
-                object.__setattr__(self, "api_key_env", DEFAULT_KEY_ENVS[self.type])
+                object.__setattr__(self, "api_key_env", DEFAULT_KEY_ENVS.get(self.type))
+        if self.type == "azure":
+            if self.api_key_env is None and _is_azure_endpoint(self.base_url):
+                object.__setattr__(self, "api_key_env", DEFAULT_KEY_ENVS["azure"])
+            if self.api_version is None:
+                object.__setattr__(self, "api_version", AZURE_DEFAULT_API_VERSION)
         if self.type == "anthropic" and self.max_tokens is None:
             object.__setattr__(self, "max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
 
@@ -141,6 +183,18 @@ class ProviderConfig:
             if value is not None:
                 identity[name] = list(value) if isinstance(value, tuple) else value
         return identity
+
+
+def _is_azure_endpoint(url: str) -> bool:
+    """Whether ``url`` is an https URL on one of Azure's OpenAI hosts."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    return parts.scheme == "https" and host.endswith(AZURE_HOSTS)
 
 
 @dataclass(frozen=True, slots=True)
