@@ -23,7 +23,6 @@ from tests.helpers.fake_openai import fake_openai
 
 DATA = Path(__file__).parent / "data" / "promptfoo"
 MODEL = "model-graded asserts are not converted"
-CODE = "code asserts are not converted"
 GRADER = "the grading provider is assay's judge, set in assay.toml"
 
 
@@ -39,31 +38,20 @@ PUBLISHED: dict[tuple[str, str], list[str]] = {
     ("jsonl-test-cases", "promptfooconfig.yaml"): [],
     ("simple-test", "promptfooconfig.yaml"): [
         "config: outputPath: this config key is not converted",
-        f"test 4 (Check for semantic similarity): javascript: {CODE}",
-        f"test 4 (Check for semantic similarity): python: {CODE}",
         f"test 4 (Check for semantic similarity): similar: {MODEL}",
     ],
     ("simple-csv", "promptfooconfig.yaml"): [
         "config: prompts[0] (prompt 1 of its file): not a Jinja2 template "
         "(line 2: No filter named 'load'.)",
     ],
-    ("eval-json-output", "promptfooconfig.yaml"): [
-        f"test 1: javascript: {CODE}",
-        f"test 2: javascript: {CODE}",
-        "test 2: contains-any (transform): not converted: the assert is left out",
-        "test 2: options.transform: output transforms run JavaScript or Python: not converted",
-    ],
+    ("eval-json-output", "promptfooconfig.yaml"): [],
     ("config-external-defaulttest", "promptfooconfig.yaml"): [
         f"config: defaultTest.options.provider: {GRADER}",
-        "config: defaultTest.options.transformVars: var transforms run JavaScript or Python: "
-        "not converted",
-        f"config (defaultTest): javascript: {CODE}",
-        f"test 4: javascript: {CODE}",
+        "config: defaultTest.options.transformVars: var transforms (transformVars) are not "
+        "converted",
         f"test 4: options.provider: {GRADER}",
     ],
-    ("config-multiple-translations", "promptfooconfig.yaml"): [
-        "config: providers[2] (anthropic:claude-sonnet-5): assay has no client for this provider",
-    ],
+    ("config-multiple-translations", "promptfooconfig.yaml"): [],
     ("eval-rag", "promptfooconfig.yaml"): [
         f"test {n}: {kind}: {MODEL}"
         for n in (1, 2)
@@ -75,15 +63,9 @@ PUBLISHED: dict[tuple[str, str], list[str]] = {
             "context-faithfulness",
         )
     ],
-    ("config-transform-file", "promptfooconfig.yaml"): [
-        "config: defaultTest.options.transform: output transforms run JavaScript or Python: "
-        "not converted",
-    ],
+    ("config-transform-file", "promptfooconfig.yaml"): [],
     ("echo-1000-tests", "simple-example.yaml"): [
         "config: outputPath: this config key is not converted",
-        f"test 5 (Test with JavaScript): javascript: {CODE}",
-        f"test 6 (Test with Python): python: {CODE}",
-        f"test 8 (Test with multiple assertions): javascript: {CODE}",
     ],
 }
 
@@ -126,6 +108,53 @@ def test_published_configs_convert_and_list_what_they_skip(
     ]
 
 
+def _configs() -> list[str]:
+    """Every promptfoo config under tests/data/promptfoo/ (a file naming prompts or targets)."""
+    found = []
+    for path in sorted(DATA.glob("*/*.yaml")):
+        head = path.read_text("utf-8")
+        if "\nprompts:" in head or head.startswith("prompts:"):
+            found.append(path.relative_to(DATA).as_posix())
+    return found
+
+
+# The configs the importer refuses, each with one line: their chat prompt is a template before
+# it is JSON (see test_a_chat_prompt_that_is_a_template_first_is_an_error_naming_it).
+REFUSED = frozenset(
+    {
+        "multiple-turn-conversation/echo.promptfooconfig.yaml",
+        "multiple-turn-conversation/promptfooconfig.yaml",
+    }
+)
+
+
+@pytest.mark.parametrize("config", _configs())
+def test_every_suite_the_importer_writes_loads(config: str, tmp_path: Path) -> None:
+    # Issue 28: an import that reports success must write what assay's own loaders accept
+    # (goldens, _defaults.yaml, candidates.yaml with every provider, the copied scripts).
+    example, name = config.split("/")
+    folder = copy_example(example, tmp_path)
+    code, _, err = run_cli(
+        ["import", "promptfoo", name, "--output", "out", "--allow-partial"], folder
+    )
+    if config in REFUSED:
+        # A refusal: one line naming the file, nothing written.
+        assert code == 1
+        assert err.startswith("assay: error: ") and err.count("\n") == 1, err
+        assert not (folder / "out").exists()
+        return
+    assert code == 0, err
+    conversion = convert(folder / name)
+    loaded = list(iter_goldens(folder / "out" / "goldens"))
+    assert [g.id for g in loaded] == [g["id"] for g in conversion.goldens]
+    candidates = load_candidates_file(folder / "out" / "candidates.yaml")
+    assert [c.id for c in candidates.candidates] == [
+        c["id"] for c in conversion.candidates["candidates"]
+    ]
+    for relative in conversion.files:
+        assert (folder / "out" / relative).is_file(), relative
+
+
 def test_getting_started_providers_become_openai_candidates(tmp_path: Path) -> None:
     conversion = convert(copy_example("getting-started", tmp_path) / "promptfooconfig.yaml")
     cands = conversion.candidates
@@ -158,7 +187,8 @@ def test_var_expansion_templated_asserts_weights_and_sets(tmp_path: Path) -> Non
     assert greek["asserts"][0] == {"op": "icontains", "value": "Greek"}
     assert hindi["asserts"][0] == {"op": "icontains", "value": "Hindi"}
     assert goldens["echo.promptfooconfig-15"]["asserts"] == [
-        {"op": "equals", "value": "Translate to Polish: Good night"}
+        # promptfoo's equals is exact: assay's equals with exact (no whitespace forgiven).
+        {"op": "equals", "value": "Translate to Polish: Good night", "exact": True}
     ]
     assert goldens["echo.promptfooconfig-6"]["threshold"] == 0.5
     assert goldens["echo.promptfooconfig-12"]["asserts"][0] == {
@@ -229,11 +259,24 @@ def test_csv_jsonl_defaults_file_vars_and_yaml_1_2_booleans(tmp_path: Path) -> N
     assert defaults == {
         "vars": {"temperature": 0.7, "max_tokens": 150},
         # promptfoo's cost assert is assay's, by name and meaning (USD per call).
-        "asserts": [{"op": "not-equals", "value": ""}, {"op": "cost", "threshold": 0.01}],
+        "asserts": [
+            {"op": "not-equals", "value": "", "exact": True},
+            {
+                "op": "javascript",
+                "value": "// Ensure response is between 1 and 500 characters\n"
+                "const length = output.length;\n"
+                "return length >= 1 && length <= 500 ? 1 : 0;\n",
+                "name": "response_length_check",
+            },
+            {"op": "cost", "threshold": 0.01},
+        ],
     }
     rag = copy_example("eval-rag", tmp_path)
     golden = convert(rag / "echo.promptfooconfig.yaml").goldens[0]
-    assert golden["vars"]["context"] == (rag / "docs" / "reimbursement.md").read_text("utf-8")
+    # promptfoo trims a file var's text (renderPrompt: readFileSync(...).trim()): its
+    # promptfoo-results.json shows the prompt with the document's last newline gone.
+    text = (rag / "docs" / "reimbursement.md").read_text("utf-8")
+    assert text.endswith("\n") and golden["vars"]["context"] == text.strip()
     # promptfoo reads `body: Yes` as the text "Yes" (YAML 1.2), not as YAML 1.1's True.
     simple = convert(copy_example("simple-test", tmp_path) / "promptfooconfig.yaml")
     assert simple.goldens[0]["vars"] == {"body": "Yes"}
@@ -396,14 +439,14 @@ def test_the_command_exits_1_on_skips_unless_allow_partial(tmp_path: Path) -> No
     code, out, err = _import(folder)
     assert code == 1
     assert f"skipped: test 4 (Check for semantic similarity): similar: {MODEL}" in out
-    assert "4 construct(s) not converted" in err
+    assert "2 construct(s) not converted" in err
     # The files are written all the same: the listing says what to finish by hand.
     goldens = yaml.safe_load((folder / "out/goldens/promptfooconfig.yaml").read_text("utf-8"))
     assert [g["id"] for g in goldens] == [f"promptfooconfig-{n}" for n in range(1, 6)]
 
     code, out, _ = _import(folder, "--allow-partial", "--force")
     assert code == 0
-    assert out.count("skipped: ") == 4
+    assert out.count("skipped: ") == 2
     assert "converted promptfooconfig.yaml: 5 tests" in out
     assert "candidates: 2 in out/candidates.yaml (prompt-1, prompt-2)" in out
 
@@ -525,6 +568,13 @@ EQUIVALENT = [
     "jsonl-test-cases",
     "simple-csv",
     "eval-rag",
+    # Since issue 28: javascript / python asserts and transforms convert. (eval-json-output's
+    # echo variant is not here: its transform throws on a row, an error in promptfoo and a
+    # golden assay's gate will not decide, exit 1.)
+    "config-transform-file",
+    "echo-1000-tests",
+    "simple-test",
+    "config-external-defaulttest",
 ]
 # Where assay decides otherwise, and why. A semantic difference, pinned here so that it cannot
 # grow or vanish unnoticed: (golden id, candidate id) -> assay's status.
@@ -532,6 +582,15 @@ KNOWN_DIFFERENCES: dict[str, dict[tuple[str, str], str]] = {
     # A test without asserts: promptfoo passes it ("No assertions"); assay has no tier 1 check,
     # no `expected` for tier 2, so the golden needs the judge.
     "eval-rag": {("echo.promptfooconfig-2", "prompt-1"): "needs-judge"},
+    "config-transform-file": {("echo.promptfooconfig-1", "prompt-1"): "needs-judge"},
+}
+# What may be listed and still decide as promptfoo did: the grading provider (no model-graded
+# assert asks for it) and transformVars (its random vars are in no assert; expected.json
+# leaves them out).
+ALLOWED_SKIPS: dict[str, frozenset[str]] = {
+    "config-external-defaulttest": frozenset(
+        {"defaultTest.options.provider", "defaultTest.options.transformVars", "options.provider"}
+    )
 }
 
 
@@ -546,7 +605,8 @@ def _expected_vars(conversion: Conversion, golden: dict[str, Any], folder: Path)
 
 def _same_var(ours: Any, theirs: Any, folder: Path) -> bool:
     if isinstance(theirs, str) and theirs.startswith("file://"):
-        theirs = (folder / theirs[len("file://") :]).read_text("utf-8")
+        # promptfoo reports the file:// var; it sent the file's text trimmed.
+        theirs = (folder / theirs[len("file://") :]).read_text("utf-8").strip()
     if isinstance(theirs, str) and isinstance(ours, str) and theirs[:1] in "{[":
         # promptfoo re-serialises JSON-looking string vars in its results (GENERATE.md).
         try:
@@ -560,7 +620,10 @@ def _same_var(ours: Any, theirs: Any, folder: Path) -> bool:
 def test_assay_decides_as_promptfoo_did(example: str, tmp_path: Path) -> None:
     folder = copy_example(example, tmp_path)
     conversion = convert(folder / "echo.promptfooconfig.yaml")
-    assert all(s.what.startswith("prompts[") for s in conversion.skipped), conversion.skipped
+    allowed = ALLOWED_SKIPS.get(example, frozenset())
+    assert all(s.what.startswith("prompts[") or s.what in allowed for s in conversion.skipped), (
+        conversion.skipped
+    )
     code, _, err = run_cli(
         ["import", "promptfoo", "echo.promptfooconfig.yaml", "--output", "out", "--allow-partial"],
         folder,

@@ -62,6 +62,8 @@ def promptfoo_command(config: Path, output: Path | None, allow_partial: bool, fo
     if conversion.defaults is not None:
         click.echo(f"defaults written: {folder / 'goldens' / '_defaults.yaml'}")
     click.echo(f"candidates: {len(candidates)} in {folder / 'candidates.yaml'} ({candidate_ids})")
+    if conversion.files:
+        click.echo(f"scripts copied: {', '.join(sorted(conversion.files))} (into {folder})")
     bare = sum(1 for g in conversion.goldens if not g.get("asserts"))
     if bare and not (conversion.defaults or {}).get("asserts"):
         # promptfoo passes a test without asserts; assay sends it to tier 2 / the judge.
@@ -95,4 +97,7 @@ def _files(conversion: Conversion, folder: Path, config: Path) -> dict[Path, str
     if conversion.defaults is not None:
         files[goldens / "_defaults.yaml"] = header + dump(conversion.defaults)
     files[folder / "candidates.yaml"] = header + dump(conversion.candidates)
+    # The scripts the asserts, transforms and providers name, where the written files look.
+    for relative, text in conversion.files.items():
+        files[folder / relative] = text
     return files

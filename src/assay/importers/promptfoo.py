@@ -1,18 +1,32 @@
 """Convert a promptfoo config (``promptfooconfig.yaml``) into assay goldens and a candidates file.
 
 promptfoo's tests become goldens (one per test after promptfoo's var expansion), its prompts and
-providers become candidates, its ``defaultTest`` becomes the goldens folder's ``_defaults.yaml``.
-Everything that has no assay equivalent (model-graded asserts other than ``llm-rubric``, which
-becomes assay's ``judge``; code asserts, transforms, providers
-assay has no client for, options) is listed in :attr:`Conversion.skipped`, never dropped
-silently. The semantics followed are promptfoo 0.121's, as read from its source:
+providers (``targets``, its alias) become candidates, its ``defaultTest`` becomes the goldens
+folder's ``_defaults.yaml``. Everything that has no assay equivalent (model-graded asserts other
+than ``llm-rubric``, which becomes assay's ``judge``; providers assay has no client for;
+``redteam``, ``scenarios``, test generators, remote test sources, binary vars) is listed in
+:attr:`Conversion.skipped`, never dropped silently. The semantics followed are promptfoo's, as
+read from its source:
 
 - ``vars`` whose value is a list of strings expand into the cartesian product of their values,
   the first key outermost (``generateVarCombinations``); a list of anything else is one value.
 - ``defaultTest`` vars and asserts apply to every test; its asserts come first.
-- ``file://`` var values are the file's text; ``file://`` prompt files split on ``---`` lines.
+- ``file://`` var values are the file's text, trimmed (``renderPrompt`` in
+  src/evaluatorHelpers.ts: ``fs.readFileSync(...).trim()``), a YAML file's JSON text; then one
+  trailing newline is taken off every text var and ``{{ name }}`` references between vars are
+  resolved (``resolveVariables``: the first reference of each var, up to 5 rounds).
+- ``file://`` prompt files split on ``---`` lines; ``file://`` globs (prompts, tests, vars)
+  expand to the files they match, sorted by path.
+- ``file://`` values inside provider config are loaded (``maybeLoadConfigFromExternalFile``:
+  JSON and YAML parsed, other files as text); scripts (.js, .py) they name are copied.
+- ``javascript`` / ``python`` asserts and ``transform`` s (``options.transform``, its old name
+  ``postprocess``, ``defaultTest.options.transform``, an assert's ``transform``, a provider's
+  ``transform``) keep their code; a script file they name is copied next to the goldens, at
+  its path relative to the config, so the written project finds it.
 - Assert values holding ``{{ var }}`` are rendered per test with the test's vars (promptfoo
   renders them with Nunjucks; here Jinja2's sandbox, which reads the same simple templates).
+- ``equals`` is promptfoo's exact match (``exact: true``); numbers in list values are text, as
+  promptfoo compares ``String(value)``.
 
 Nothing here writes a file: see ``assay.cli.import_``.
 """
@@ -20,7 +34,6 @@ Nothing here writes a file: see ``assay.cli.import_``.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -33,8 +46,10 @@ import yaml
 
 from assay._yaml import yaml_load
 from assay.errors import ConfigError
+from assay.importers import _promptfoo_providers
+from assay.importers._promptfoo_csv import ASSERTION_TYPES, csv_prompts, csv_tests
+from assay.importers._promptfoo_values import is_scalar, js_string, js_trim, resolve_variables
 from assay.io import read_text
-from assay.models import SAMPLING_SETTINGS
 from assay.validate import At, Dict, List, did_you_mean, near_miss
 
 
@@ -81,6 +96,9 @@ class Conversion:
         skipped: every construct that was not converted, in the order met.
         candidate_rows: for each candidate id, promptfoo's ``promptIdx`` (providers outer,
             prompts inner, as promptfoo numbers them), so results can be compared row by row.
+        files: the script files the goldens and candidates name (a ``javascript`` or
+            ``python`` assert's, a transform's, a python provider's), by their path relative
+            to the written project (the config's folder's layout), with their text.
     """
 
     stem: str
@@ -90,6 +108,7 @@ class Conversion:
     defaults: dict[str, Any] | None
     skipped: list[Skipped] = field(default_factory=list)
     candidate_rows: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 # The asserts whose promptfoo name is assay's name (levenshtein alone takes a threshold too).
@@ -107,36 +126,43 @@ _MODEL_GRADED: Final = frozenset(
 )
 # promptfoo's asserts on the call itself, which assay has under the same names.
 _PERF_OPS: Final = frozenset({"cost", "latency"})
-_CODE: Final = frozenset({"javascript", "python", "webhook", "ruby"})
+# Code asserts assay runs (javascript, python) and those it does not.
+_CODE_OPS: Final = frozenset({"javascript", "python"})
+_CODE: Final = frozenset({"webhook", "ruby"})
 # The keys of an assert that every type understands (promptfoo's Assertion).
 _COMMON_KEYS: Final = frozenset({"type", "value", "weight", "metric", "threshold"})
-# Provider settings that mean the same in assay's openai provider.
-_OPENAI_SETTINGS: Final = ("temperature", "max_tokens", *SAMPLING_SETTINGS)
 # The names a template sees besides the vars (a var may not take one).
 _RESERVED: Final = ("input", "id", "tier", "title", "role")
 _TEST_KEYS: Final = frozenset({"description", "vars", "assert", "threshold", "options", "metadata"})
 _CONFIG_KEYS: Final = frozenset(
-    {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates"}
+    {"description", "prompts", "providers", "targets", "tests", "defaultTest", "assertionTemplates"}
 )
+# The features promptfoo has that assay does not convert, named as a user knows them.
+_FEATURES: Final = {
+    "redteam": "red teaming (redteam:) generates its tests at run time: not converted",
+    "scenarios": "scenarios (scenarios:) are not converted",
+}
 # Why a test's option is not converted (any other: "this option is not converted").
 _OPTION_WHY: Final = {
-    "transform": "output transforms run JavaScript or Python: not converted",
-    "postprocess": "output transforms run JavaScript or Python: not converted",
-    "transformVars": "var transforms run JavaScript or Python: not converted",
+    "transformVars": "var transforms (transformVars) are not converted",
     "provider": "the grading provider is assay's judge, set in assay.toml",
+    "__prefix": "a CSV __prefix column (text before the prompt) is not converted",
+    "__suffix": "a CSV __suffix column (text after the prompt) is not converted",
+    "__providerOutput": "a CSV __providerOutput column (a canned output) is not converted",
 }
+# The output transforms, by promptfoo's names (postprocess is transform's older name).
+_TRANSFORM_OPTIONS: Final = ("transform", "postprocess")
+_SCRIPT_SUFFIXES: Final = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py")
+# promptfoo reads these var files as bytes (base64 images, video and audio; a PDF's text).
+_BINARY_VARS: Final = {
+    **dict.fromkeys("jpg jpeg png gif bmp webp svg".split(), "an image"),
+    **dict.fromkeys("mp4 webm ogg mov avi wmv mkv m4v".split(), "a video"),
+    **dict.fromkeys("wav mp3 flac m4a aac opus".split(), "an audio file"),
+    "pdf": "a PDF",
+}
+_GLOB: Final = re.compile(r"[*?\[{]")
 # promptfoo's ``PROMPT_DELIMITER``: a line holding only ``---`` separates prompts in one file.
 _PROMPT_SEPARATOR: Final = re.compile(r"\r?\n---\r?\n")
-# CSV assert strings (promptfoo's ``assertionFromString``): ``[not-]type[(threshold)][:value]``.
-_CSV_ASSERT: Final = re.compile(
-    r"^(not-)?([a-z][a-z0-9-]*)(?:\((\d+(?:\.\d+)?)\))?(?::(.*))?$", re.S
-)
-_CSV_TYPES: Final = frozenset(
-    _SHARED_OPS
-    | {"icontains-any", "icontains-all"}
-    | _MODEL_GRADED
-    | {"javascript", "python", "cost", "latency", "perplexity", "rouge-n", "bleu"}
-)
 # The shapes of the config's own fields (the validation layer's messages: "must be a mapping").
 _MAPPING: Final = Dict()
 _LIST: Final = List()
@@ -182,6 +208,21 @@ def _resolve(base: Path, ref: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
+def _split_function(ref: str) -> tuple[str, str | None]:
+    """``checks.py:fn`` as (``checks.py``, ``fn``); a path without a function as (path, None)."""
+    match = re.fullmatch(r"(.+\.[A-Za-z]+):([A-Za-z_$][\w$.]*)", ref)
+    return (match.group(1), match.group(2)) if match else (ref, None)
+
+
+@dataclass(frozen=True)
+class _Provider:
+    """One converted provider: promptfoo's id, assay's mapping, its output transform."""
+
+    name: str
+    provider: dict[str, Any]
+    transform: dict[str, str] | None = None
+
+
 @dataclass(frozen=True)
 class _Test:
     """The golden an assert is converted for: the vars its values render with, its number and
@@ -200,10 +241,63 @@ class _Converter:
         self.skipped: list[Skipped] = []
         self.templates: Mapping[str, Any] = {}
         self.in_set = 0  # how deep inside assert-sets the assert being converted is
+        self.files: dict[str, str] = {}  # the scripts to copy: project path -> text
 
     def skip(self, at: _Test | None, what: str, why: str) -> None:
         number, title = (None, None) if at is None else (at.number, at.title)
         self.skipped.append(Skipped(number, what, why, title))
+
+    def skip_config(self, what: str, why: str) -> None:
+        self.skip(None, what, why)
+
+    def script(self, ref: str, where: str) -> str:
+        """The reference to write for the script ``ref`` names (``path`` or ``path:function``,
+        relative to the config): the file is copied into the written project at the same
+        relative path, so the project finds it from its root; a file outside the config's
+        folder goes in ``external/`` (under a name of its own when two would clash)."""
+        name, function = _split_function(ref)
+        path = _resolve(self.base, name)
+        text = self.read(path, where)
+        try:
+            target = path.resolve().relative_to(self.base.resolve()).as_posix()
+        except ValueError:
+            target = f"external/{path.name}"
+        if target.startswith(("goldens/", "external/")) or target == "candidates.yaml":
+            target = f"external/{path.name}"
+            n = 1
+            while self.files.get(target, text) != text:
+                n += 1
+                target = f"external/{path.stem}-{n}{path.suffix}"
+        self.files[target] = text
+        return target if function is None else f"{target}:{function}"
+
+    def code(self, value: Any, language: str, where: str) -> str:
+        """A code assert's or transform's value as assay's: inline code as it is, a
+        ``file://`` script as ``file://`` its copied path (``:function`` kept)."""
+        if not isinstance(value, str) or not value.strip():
+            raise _Skip(f"its {language} code is not text")
+        ref = _file_ref(value.strip())
+        if ref is None:
+            return value
+        name = _split_function(ref)[0]
+        path = _resolve(self.base, name)
+        if not path.is_file():
+            # promptfoo fails this one check at run time; the rest of the suite converts.
+            raise _Skip(f"the file it names, {name}, is missing")
+        if language == "javascript" and _not_commonjs(path, self.read(path, where)):
+            raise _Skip(
+                "a TypeScript or ES-module script (export): assay runs CommonJS JavaScript "
+                "(module.exports = function ...)"
+            )
+        return "file://" + self.script(ref, where)
+
+    def transform(self, value: Any, where: str) -> dict[str, str]:
+        """promptfoo's transform (src/util/transform.ts): ``file://x.py[:fn]`` is Python, any
+        other text JavaScript (inline, or ``file://x.js[:fn]``)."""
+        ref = _file_ref(value.strip()) if isinstance(value, str) else None
+        python = ref is not None and _split_function(ref)[0].endswith(".py")
+        language = "python" if python else "javascript"
+        return {language: self.code(value, language, where)}
 
     def fail(self, message: str, field: str | None = None) -> PromptfooConfigError:
         return PromptfooConfigError(message, source=self.source, field=field)
@@ -228,15 +322,21 @@ class _Converter:
         out: list[dict[str, Any] | None] = []
         for i, entry in enumerate(raw):
             where = f"prompts[{i}]"
-            text = entry
-            if isinstance(entry, dict):
-                text = entry.get("raw", entry.get("id"))
-                for key in sorted(set(entry) - {"raw", "id", "label"}, key=str):
-                    self.skip(None, f"{where}.{key}", "prompt options are not converted")
+            text = entry.get("raw", entry.get("id")) if isinstance(entry, dict) else entry
             if not isinstance(text, str) or not text:
                 raise self.fail("a prompt must be text, file://PATH or {id|raw, label}", where)
             ref = _file_ref(text)
-            bodies = [{"prompt": text}] if ref is None else self._prompt_file(ref, where)
+            if ref is not None and _split_function(ref)[0].lower().endswith(_SCRIPT_SUFFIXES):
+                # A prompt function: the whole prompt is not converted, not just its options.
+                language = "Python" if _split_function(ref)[0].endswith(".py") else "JavaScript"
+                why = f"a {language} prompt function is not converted"
+                self.skip(None, f"{where} (file://{ref})", why)
+                out.append(None)
+                continue
+            if isinstance(entry, dict):
+                for key in sorted(set(entry) - {"raw", "id", "label"}, key=str):
+                    self.skip(None, f"{where}.{key}", "prompt options are not converted")
+            bodies = [_prompt_body(text)] if ref is None else self._prompt_files(ref, where)
             for n, body in enumerate(bodies):
                 label = where if len(bodies) == 1 else f"{where} (prompt {n + 1} of its file)"
                 out.append(self._checked(body, label))
@@ -254,6 +354,29 @@ class _Converter:
                 self.skip(None, where, f"not a Jinja2 template ({problem})")
                 return None
         return body
+
+    def _prompt_files(self, ref: str, where: str) -> list[dict[str, Any] | None]:
+        """The prompts of a ``file://`` prompt: one file's, or a glob's files' in turn."""
+        if not _GLOB.search(ref):
+            return self._prompt_file(ref, where)
+        matches = self.glob(ref, where)
+        return [body for match in matches for body in self._prompt_file(match, where)]
+
+    def glob(self, ref: str, where: str) -> list[str]:
+        """The files a ``file://`` glob matches, relative to the config, sorted by path
+        (promptfoo takes them in the order its glob lists them); none is an error, as in
+        promptfoo ("No files found matching pattern")."""
+        found = self._glob_paths(str(_resolve(self.base, ref)), ref, where)
+        base = str(self.base)
+        return [str(Path(p).relative_to(base)) if not Path(ref).is_absolute() else p for p in found]
+
+    def _glob_paths(self, pattern: str, ref: str, where: str) -> list[str]:
+        import glob as globbing
+
+        found = sorted(p for p in globbing.glob(pattern, recursive=True) if Path(p).is_file())
+        if not found:
+            raise self.fail(f"file://{ref}: no file matches this pattern", where)
+        return found
 
     def _prompt_file(self, ref: str, where: str) -> list[dict[str, Any] | None]:
         path = _resolve(self.base, ref)
@@ -281,79 +404,103 @@ class _Converter:
             text = self.read(path, where)
             parts = [part.strip() for part in _PROMPT_SEPARATOR.split(text)]
             return [{"prompt": part} for part in parts if part]
+        if suffix == ".csv":
+            return [_prompt_body(raw) for raw in csv_prompts(self.read(path, where))]
         self.skip(None, named, f"{suffix} prompt files are not converted")
         return [None]
 
     # -- providers ------------------------------------------------------------------------
 
-    def providers(self, raw: Any) -> list[tuple[str, dict[str, Any]] | None]:
-        """(name, assay provider mapping) for each provider, None for one that does not
-        convert (it keeps its place: promptfoo numbers its rows by it)."""
+    def providers(self, raw: Any, field: str = "providers") -> list[_Provider | None]:
+        """(name, assay provider mapping, transform) for each provider, None for one that does
+        not convert (it keeps its place: promptfoo numbers its rows by it)."""
         if raw is None:
-            raise self.fail("is required", "providers")
+            raise self.fail("is required (or its alias, targets)", "providers")
         if isinstance(raw, (str, dict)):
             raw = [raw]
         if not isinstance(raw, list):
-            raise self.fail("must be a provider or a list of providers", "providers")
-        out: list[tuple[str, dict[str, Any]] | None] = []
+            raise self.fail("must be a provider or a list of providers", field)
+        out: list[_Provider | None] = []
         for i, entry in enumerate(raw):
-            where = f"providers[{i}]"
+            where = f"{field}[{i}]"
             config: Mapping[str, Any] = {}
             name: Any = entry
+            transform = None
             if isinstance(entry, dict):
                 name = entry.get("id")
-                config = _MAPPING.check(entry.get("config", {}), self.at, f"{where}.config")
-                for key in sorted(set(entry) - {"id", "config", "label"}, key=str):
+                raw_config = entry.get("config")
+                config = _MAPPING.check(
+                    {} if raw_config is None else raw_config, self.at, f"{where}.config"
+                )
+                config = {
+                    k: self._config_files(v, f"{where}.config.{k}") for k, v in config.items()
+                }
+                if "transform" in entry:
+                    transform = self._provider_transform(entry["transform"], where)
+                for key in sorted(set(entry) - {"id", "config", "label", "transform"}, key=str):
                     self.skip(None, f"{where}.{key}", "provider options are not converted")
             if not isinstance(name, str) or not name:
                 raise self.fail("a provider must be a name or {id, config}", where)
-            converted = self._provider(name, config, where)
-            out.append(None if converted is None else (name, converted))
+            converted = _promptfoo_providers.convert(name, config, where, self)
+            out.append(None if converted is None else _Provider(name, converted, transform))
         return out
 
-    def _provider(self, name: str, config: Mapping[str, Any], where: str) -> dict[str, Any] | None:
-        if name == "echo":
-            for key in sorted(config, key=str):
-                self.skip(None, f"{where}.config.{key}", "the echo provider takes no settings")
-            return {"type": "echo"}
-        model: str | None = None
-        if name.startswith("openai:chat:"):
-            model = name[len("openai:chat:") :]
-        elif name.startswith("openai:") and name.count(":") == 1:
-            model = name[len("openai:") :]
-        if not model:
-            self.skip(None, f"{where} ({name})", "assay has no client for this provider")
+    def _provider_transform(self, value: Any, where: str) -> dict[str, str] | None:
+        try:
+            return self.transform(value, f"{where}.transform")
+        except _Skip as skip:
+            self.skip(None, f"{where}.transform", skip.why)
             return None
-        provider: dict[str, Any] = {"type": "openai", "model": model}
-        for key in sorted(config, key=str):
-            if key in _OPENAI_SETTINGS:
-                provider[key] = config[key]
-            else:
-                self.skip(None, f"{where}.config.{key}", "not an assay provider setting")
-        return provider
+
+    def _config_files(self, value: Any, where: str) -> Any:
+        """promptfoo's ``maybeLoadConfigFromExternalFile`` over a provider's config: every
+        ``file://`` value loaded (JSON and YAML parsed, other files as text, a glob as the list
+        of its files' contents); a script (.js, .py) stays a reference, as it is code."""
+        if isinstance(value, list):
+            return [self._config_files(item, where) for item in value]
+        if isinstance(value, dict):
+            return {k: self._config_files(v, f"{where}.{k}") for k, v in value.items()}
+        ref = _file_ref(value)
+        if ref is None or _split_function(ref)[0].lower().endswith(_SCRIPT_SUFFIXES):
+            return value
+        if _GLOB.search(ref):
+            loaded: list[Any] = []
+            for match in self.glob(ref, where):
+                item = self._value_file(match, where)
+                loaded.extend(item if isinstance(item, list) else [item])
+            return loaded
+        return self._value_file(ref, where)
 
     # -- tests ----------------------------------------------------------------------------
 
     def tests(self, raw: Any) -> list[tuple[dict[str, Any], str | None]]:
         """Every test record with its default title (``Row #N`` for a CSV file's rows)."""
-        if isinstance(raw, str):
+        if isinstance(raw, (str, dict)) and not (isinstance(raw, dict) and _is_test(raw)):
             raw = [raw]
         if not isinstance(raw, list):
             raise self.fail("must be a list of tests or file://PATH", "tests")
         out: list[tuple[dict[str, Any], str | None]] = []
         for i, entry in enumerate(raw):
-            ref = _file_ref(entry)
+            where = f"tests[{i}]"
+            source = entry.get("path") if isinstance(entry, dict) and not _is_test(entry) else entry
+            unsupported = _test_source_feature(source)
+            if unsupported is not None:
+                self.skip(None, f"{where} ({source})", unsupported)
+                continue
+            ref = _file_ref(source)
             if ref is not None:
-                rows = self._test_file(ref, f"tests[{i}]")
-                # promptfoo names a CSV file's rows itself; a JSONL or YAML row has no name.
-                csv_rows = ref.lower().endswith(".csv")
-                out.extend(
-                    (row, f"Row #{n}" if csv_rows else None) for n, row in enumerate(rows, 1)
-                )
+                refs = self.glob(ref, where) if _GLOB.search(ref) else [ref]
+                for one in refs:
+                    rows = self._test_file(one, where)
+                    # promptfoo names a CSV file's rows itself; a JSONL or YAML row has no name.
+                    csv_rows = one.lower().endswith(".csv")
+                    out.extend(
+                        (row, f"Row #{n}" if csv_rows else None) for n, row in enumerate(rows, 1)
+                    )
             elif isinstance(entry, dict):
                 out.append((entry, None))
             else:
-                raise self.fail("a test must be a mapping or file://PATH", f"tests[{i}]")
+                raise self.fail("a test must be a mapping or file://PATH", where)
         return out
 
     def _test_file(self, ref: str, where: str) -> list[dict[str, Any]]:
@@ -361,7 +508,10 @@ class _Converter:
         suffix = path.suffix.lower()
         source = str(path)
         if suffix == ".csv":
-            return _csv_tests(self.read(path, where), source)
+            try:
+                return csv_tests(self.read(path, where), source)
+            except ConfigError as exc:
+                raise PromptfooConfigError(exc.message, source=source) from None
         if suffix == ".jsonl":
             rows: list[dict[str, Any]] = []
             for n, line in enumerate(self.read(path, where).splitlines(), 1):
@@ -382,18 +532,46 @@ class _Converter:
             data = [data] if isinstance(data, dict) else data
             if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
                 raise PromptfooConfigError("must be a list of tests", source=source)
-            return list(data)
+            # A test file's `vars: PATH` names vars files relative to the test file.
+            return [self._own_vars_files(test, path.parent, where) for test in data]
         raise self.fail(f"file://{ref}: {suffix or 'this'} test files are not supported", where)
 
     def vars_of(self, raw: Any, test: _Test | None, where: str) -> dict[str, Any]:
         """The vars with ``file://`` values read as text (relative to the config)."""
         if raw is None:
             return {}
+        if isinstance(raw, (str, list)):
+            # `vars: file://vars.yaml` (or paths, globs): the files' mappings merged.
+            raw = self._own_vars_files({"vars": raw}, self.base, where)["vars"]
         _MAPPING.check(raw, self.at, f"{where}.vars")
         return {
             str(name): self._var_value(value, test, f"{where}.vars.{name}")
             for name, value in raw.items()
         }
+
+    def _own_vars_files(self, test: dict[str, Any], base: Path, where: str) -> dict[str, Any]:
+        """``test`` with ``vars: PATH`` (or a list of paths) read relative to ``base``."""
+        raw = test.get("vars")
+        paths = [raw] if isinstance(raw, str) else raw
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+            return test
+        merged: dict[str, Any] = {}
+        for one in paths:
+            merged.update(self._vars_files(_file_ref(one) or one, f"{where}.vars", base))
+        return {**test, "vars": merged}
+
+    def _vars_files(self, ref: str, where: str, base: Path | None = None) -> dict[str, Any]:
+        """``vars: file://vars.yaml`` (or a glob): promptfoo's ``readVarsFiles``, each file's
+        mapping merged over the previous ones'."""
+        base = self.base if base is None else base
+        merged: dict[str, Any] = {}
+        pattern = str(_resolve(base, ref))
+        matches = self._glob_paths(pattern, ref, where) if _GLOB.search(ref) else [pattern]
+        for one in matches:
+            path = Path(one)
+            data = _load_yaml(self.read(path, where), str(path))
+            merged.update(_MAPPING.check(data, At(str(path), error=PromptfooConfigError), None))
+        return merged
 
     def _var_value(self, value: Any, test: _Test | None, where: str) -> Any:
         if isinstance(value, list):
@@ -401,12 +579,26 @@ class _Converter:
         ref = _file_ref(value)
         if ref is None:
             return value
+        if _GLOB.search(ref):
+            # promptfoo's generateVarCombinations: a glob is one value per file it matches.
+            return [self._var_value(f"file://{m}", test, where) for m in self.glob(ref, where)]
         path = _resolve(self.base, ref)
-        if path.suffix.lower() in (".js", ".cjs", ".mjs", ".ts", ".py", ".rb"):
+        suffix = path.suffix.lower()
+        if suffix in (".js", ".cjs", ".mjs", ".ts", ".py", ".rb"):
             # A script var runs code at render time: its value is not known here.
             self.skip(test, where, "a var computed by a script is not converted")
             return value
-        return self.read(path, where)
+        binary = _BINARY_VARS.get(suffix.lstrip("."))
+        if binary is not None:
+            why = f"a binary var ({binary}: promptfoo sends base64 or its text) is not converted"
+            self.skip(test, where, why)
+            return value
+        if suffix in (".yaml", ".yml"):
+            # promptfoo: JSON.stringify(yaml.load(text)), compact.
+            data = _load_yaml(self.read(path, where), str(path))
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        # promptfoo: fs.readFileSync(filePath, 'utf8').trim()
+        return js_trim(self.read(path, where))
 
     def asserts(self, raw: Any, at: _Test, where: str) -> list[Any]:
         if raw is None:
@@ -428,25 +620,55 @@ class _Converter:
         try:
             if kind == "assert-set":
                 return _named(entry, self._assert_set(entry, at, where))
-            if base in _MODEL_GRADED and base != "llm-rubric":
-                raise _Skip("model-graded asserts are not converted")
-            if base in _CODE:
-                raise _Skip("code asserts are not converted")
-            _refuse_keys(entry, kind)
-            if base == "llm-rubric" or base in _PERF_OPS:
-                converted = self._graded_or_perf(entry, base, negated, at)
-            else:
-                value = entry.get("value")
-                ref = _file_ref(value)
-                if ref is not None:
-                    value = self._value_file(ref, f"{where}.value")
-                converted = _op(base, _render(value, at.vars), entry)
+            converted = self._converted(entry, kind, base, negated, at, where)
         except _Skip as skip:
             self.skip(at, skip.what or kind, skip.why)
             return None
         if negated:
             converted["op"] = "not-" + converted["op"]
         return _named(entry, converted)
+
+    def _converted(
+        self, entry: Mapping[str, Any], kind: str, base: str, negated: bool, at: _Test, where: str
+    ) -> dict[str, Any]:
+        """One assert (not a set) as assay's; :class:`_Skip` when it does not convert."""
+        if base in _MODEL_GRADED and base != "llm-rubric":
+            raise _Skip("model-graded asserts are not converted")
+        if base in _CODE:
+            raise _Skip(f"{base} asserts are not converted")
+        if base not in ASSERTION_TYPES and base not in _MODEL_GRADED:
+            raise _Skip("not a promptfoo assert type assay knows")
+        _refuse_keys(entry, kind)
+        if base in _CODE_OPS:
+            converted = self._code_assert(entry, base, at, where)
+        elif base == "llm-rubric" or base in _PERF_OPS:
+            converted = self._graded_or_perf(entry, base, negated, at)
+        else:
+            value = entry.get("value")
+            ref = _file_ref(value)
+            if ref is not None:
+                value = self._assert_file(ref, f"{where}.value")
+            converted = _op(base, _render(value, at.vars), entry)
+        if "transform" in entry:
+            try:
+                converted["transform"] = self.transform(entry["transform"], f"{where}.transform")
+            except _Skip as skip:
+                raise _Skip(skip.why, f"{kind} (transform)") from None
+        return converted
+
+    def _code_assert(
+        self, entry: Mapping[str, Any], base: str, at: _Test, where: str
+    ) -> dict[str, Any]:
+        """A ``javascript`` or ``python`` assert: its code or ``file://`` script, as assay's op
+        of the same name (the script copied with the project); its threshold kept. Inline code
+        is rendered with the test's vars first, as promptfoo renders every string value."""
+        code = self.code(entry.get("value"), base, where)
+        if not code.startswith("file://"):
+            code = _render(code, at.vars)
+        converted: dict[str, Any] = {"op": base, "value": code}
+        if "threshold" in entry:
+            converted["threshold"] = entry["threshold"]
+        return converted
 
     def _graded_or_perf(
         self, entry: Mapping[str, Any], base: str, negated: bool, at: _Test
@@ -478,6 +700,17 @@ class _Converter:
         if threshold is not None:
             converted["threshold"] = threshold
         return converted
+
+    def _assert_file(self, ref: str, where: str) -> Any:
+        """An assert's ``file://`` value as promptfoo's ``processFileReference`` reads it
+        (src/assertions/utils.ts): JSON or YAML parsed, a ``.txt`` file's text trimmed, any
+        other file an error of that check ("Unsupported file type")."""
+        suffix = _resolve(self.base, ref).suffix.lower()
+        if suffix == ".txt":
+            return js_trim(self.read(_resolve(self.base, ref), where))
+        if suffix not in (".json", ".yaml", ".yml"):
+            raise _Skip(f"promptfoo reads no {suffix or 'suffix-less'} file as an assert value")
+        return self._value_file(ref, where)
 
     def _value_file(self, ref: str, where: str) -> Any:
         """An assert's ``file://`` value as promptfoo loads it: JSON or YAML parsed (a schema),
@@ -525,6 +758,29 @@ class _Converter:
         return self.templates[name]
 
 
+def _is_test(entry: Mapping[str, Any]) -> bool:
+    """A test record, not promptfoo's ``{path, config}`` test generator or source."""
+    return "path" not in entry
+
+
+def _test_source_feature(source: Any) -> str | None:
+    """Why a ``tests`` entry is a source assay does not read (a generator, a remote file), by
+    the feature's name; None for a test or a local file."""
+    if not isinstance(source, str):
+        return None
+    lowered = source.lower()
+    if "docs.google.com/spreadsheets" in lowered:
+        return "Google Sheets test sources are not converted"
+    if lowered.startswith(("https://", "http://")):
+        return "remote test sources (https://) are not converted"
+    if lowered.startswith("huggingface://"):
+        return "Hugging Face dataset test sources are not converted"
+    ref = _file_ref(source)
+    if ref is not None and _split_function(ref)[0].lower().endswith(_SCRIPT_SUFFIXES):
+        return "tests made by a script (a test generator) are not converted"
+    return None
+
+
 class _Skip(Exception):
     """An assert that does not convert: ``why``, listed under ``what`` (None: its type)."""
 
@@ -536,10 +792,10 @@ class _Skip(Exception):
 def _refuse_keys(entry: Mapping[str, Any], kind: str) -> None:
     """Skip an assert with a key assay cannot convert (a transform, its own provider...) or
     does not know."""
-    for key in ("transform", "provider", "rubricPrompt", "contextTransform", "config"):
+    for key in ("provider", "rubricPrompt", "contextTransform", "config"):
         if key in entry:
             raise _Skip("not converted: the assert is left out", f"{kind} ({key})")
-    extra = sorted(map(str, set(entry) - _COMMON_KEYS))
+    extra = sorted(map(str, set(entry) - _COMMON_KEYS - {"transform"}))
     if extra:
         raise _Skip(f"unknown assert keys {', '.join(extra)}: left out")
 
@@ -559,8 +815,9 @@ def _op(base: str, value: Any, entry: Mapping[str, Any]) -> dict[str, Any]:
         return {"op": "regex", "value": pattern, "flags": "is"}
     if base not in _SHARED_OPS:
         raise _Skip("assay has no equivalent assert")
-    if "threshold" in entry and base != "levenshtein":
-        raise _Skip(f"{base} takes no threshold in assay", f"{entry['type']} (threshold)")
+    # A threshold on any other of these asserts is left out, as promptfoo leaves it: their
+    # handlers (src/assertions/contains.ts, equals.ts, regex.ts, json.ts, sql.ts, startsWith.ts)
+    # never read ``assertion.threshold``; their score is 1 or 0.
     if base == "is-sql" and value is not None:
         raise _Skip("is-sql options (databaseType, allowed tables) are not converted")
     if base == "is-json" and value is not None:
@@ -570,9 +827,14 @@ def _op(base: str, value: Any, entry: Mapping[str, Any]) -> dict[str, Any]:
         if base not in ("is-json", "contains-json", "is-sql"):
             raise _Skip("it has no value")
         return {"op": base}
-    if base in _TEXT_OPS and isinstance(value, int | float) and not isinstance(value, bool):
-        value = json.dumps(value)
-    converted = {"op": base, "value": value}
+    if base in _TEXT_OPS | {"equals"} and is_scalar(value):
+        value = js_string(value)  # promptfoo compares String(value)
+    if base in ("contains-any", "contains-all") and isinstance(value, list):
+        value = [js_string(item) if is_scalar(item) else item for item in value]
+    converted: dict[str, Any] = {"op": base, "value": value}
+    if base == "equals":
+        # promptfoo's equals is exact; assay's ignores surrounding whitespace unless told.
+        converted["exact"] = True
     if base == "levenshtein" and "threshold" in entry:
         converted["threshold"] = entry["threshold"]
     return converted
@@ -585,6 +847,29 @@ def _named(entry: Mapping[str, Any], converted: dict[str, Any]) -> dict[str, Any
     if "metric" in entry:
         converted["name"] = entry["metric"]
     return converted
+
+
+def _prompt_body(raw: str) -> dict[str, Any]:
+    """A prompt's text as a candidate body: a JSON list of ``{role, content}`` is a chat
+    (promptfoo's chat providers send such a prompt as its messages), anything else the text."""
+    if raw.lstrip().startswith("["):
+        try:
+            chat = json.loads(raw)
+        except (ValueError, RecursionError):
+            chat = None
+        if _is_chat(chat):
+            return {"messages": [{"role": m["role"], "content": m["content"]} for m in chat]}
+    return {"prompt": raw}
+
+
+# An ES-module export statement at the start of a line (promptfoo loads such files through its
+# TypeScript/ESM loader; assay's engine runs CommonJS files).
+_ES_EXPORT: Final = re.compile(r"^\s*export\s+(default\b|function\b|const\b|async\b|\{)", re.M)
+
+
+def _not_commonjs(path: Path, text: str) -> bool:
+    """Whether a JavaScript script is TypeScript or an ES module, which assay cannot run."""
+    return path.suffix.lower() in (".ts", ".mts", ".cts") or bool(_ES_EXPORT.search(text))
 
 
 def _is_chat(value: Any) -> bool:
@@ -604,7 +889,8 @@ def _is_chat(value: Any) -> bool:
 def _items(value: Any) -> list[Any]:
     """A list assert's items: a list, or promptfoo's comma-separated text (quotes keep commas)."""
     if isinstance(value, list):
-        return [item for item in value if isinstance(item, (str, int, float)) and str(item) != ""]
+        texts = [js_string(item) if is_scalar(item) else item for item in value]
+        return [item for item in texts if isinstance(item, str) and item != ""]
     if isinstance(value, str):
         row = next(csv.reader([value], skipinitialspace=True), [])
         return [item.strip() for item in row if item.strip()]
@@ -649,61 +935,6 @@ def _compile_problem(text: str) -> str | None:
     return None
 
 
-def _csv_tests(text: str, source: str) -> list[dict[str, Any]]:
-    """promptfoo's CSV tests: ``__expected*`` columns are asserts, ``__description`` the
-    description, ``__threshold`` the threshold, every other column a var."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    if not reader.fieldnames:
-        raise PromptfooConfigError("the CSV file has no header row", source=source)
-    tests: list[dict[str, Any]] = []
-    for row in reader:
-        test: dict[str, Any] = {"vars": {}, "assert": []}
-        for column, cell in row.items():
-            cell = cell or ""
-            if column is None:
-                raise PromptfooConfigError("a row has more cells than the header", source=source)
-            if column.startswith("__expected"):
-                if cell.strip():
-                    test["assert"].append(_csv_assert(cell))
-            elif column == "__description":
-                test["description"] = cell
-            elif column == "__threshold":
-                try:
-                    test["threshold"] = float(cell)
-                except ValueError:
-                    raise PromptfooConfigError(
-                        f"__threshold {cell!r} is not a number", source=source
-                    ) from None
-            elif column.startswith("__"):
-                # Kept so the conversion lists it: a column promptfoo reads that assay does not.
-                test.setdefault("options", {})[column] = cell
-            else:
-                test["vars"][column] = cell
-        tests.append(test)
-    return tests
-
-
-def _csv_assert(cell: str) -> dict[str, Any]:
-    """promptfoo's ``assertionFromString`` for the forms that matter here."""
-    for prefix, kind in (("grade:", "llm-rubric"), ("llm-rubric:", "llm-rubric")):
-        if cell.startswith(prefix):
-            return {"type": kind, "value": cell[len(prefix) :]}
-    for prefix in ("fn:", "eval:", "javascript:"):
-        if cell.startswith(prefix):
-            return {"type": "javascript", "value": cell[len(prefix) :]}
-    match = _CSV_ASSERT.match(cell)
-    if match and match.group(2) in _CSV_TYPES:
-        negated, kind, threshold, value = match.groups()
-        out: dict[str, Any] = {"type": (negated or "") + kind}
-        if value is not None:
-            out["value"] = value
-        if threshold is not None:
-            out["threshold"] = float(threshold)
-        return out
-    # Anything else is an exact match (promptfoo's fallback).
-    return {"type": "equals", "value": cell}
-
-
 def _expand(vars_: Mapping[str, Any]) -> list[dict[str, Any]]:
     """promptfoo's ``generateVarCombinations``: a list of strings is one value each (the first
     key outermost); a list of anything else stays one value."""
@@ -725,6 +956,19 @@ def _read_config(path: Path) -> dict[str, Any]:
             "not a promptfoo config: the document is not a mapping", source=str(path)
         )
     for key in ("prompts", "tests"):
+        feature = next((f for f in _FEATURES if f in data), None)
+        if key == "tests" and key not in data and feature is None and "prompts" in data:
+            # promptfoo runs a config without tests as one empty test (defaultTest applies):
+            # evaluator.ts, "Dummy test for cases when we're only comparing raw prompts".
+            data = {**data, "tests": [{}]}
+            continue
+        if key not in data and feature is not None:
+            # The config is one of a feature assay lacks: name it, not the missing field.
+            raise PromptfooConfigError(
+                f"{_FEATURES[feature]} (the config has no {key} of its own to convert)",
+                source=str(path),
+                field=feature,
+            )
         if key not in data:
             typo = next((k for k in data if near_miss(k, (key,), cutoff=0.8) == key), None)
             raise PromptfooConfigError(
@@ -750,11 +994,15 @@ def convert(config_path: Path | str) -> Conversion:
     conv.templates = _MAPPING.check(templates, conv.at, "assertionTemplates")
     description = config.get("description")
     for key in sorted(set(config) - _CONFIG_KEYS, key=str):
-        why = did_you_mean("this config key is not converted", key, _CONFIG_KEYS, cutoff=0.8)
+        why = _FEATURES.get(str(key)) or did_you_mean(
+            "this config key is not converted", key, _CONFIG_KEYS, cutoff=0.8
+        )
         conv.skip(None, str(key), why)
 
     prompts = conv.prompts(config["prompts"])
-    providers = conv.providers(config.get("providers"))
+    # targets: promptfoo's alias of providers (providers wins when a config has both).
+    field = "providers" if "providers" in config or "targets" not in config else "targets"
+    providers = conv.providers(config.get(field), field)
     default_test = _default_test(conv, config.get("defaultTest"))
     defaults_vars = conv.vars_of(default_test.get("vars"), None, "defaultTest")
     default_meta = default_test.get("metadata") or {}
@@ -775,7 +1023,12 @@ def convert(config_path: Path | str) -> Conversion:
     stem = _stem(path)
     for n, golden in enumerate(goldens, 1):
         golden["id"] = f"{stem}-{n}"
+    if not goldens:
+        reason = next((s.line() for s in conv.skipped if s.what.startswith("tests[")), None)
+        if reason is not None:
+            raise conv.fail(f"no test converts ({reason})", "tests")
     candidates, rows = _candidates(conv, prompts, providers)
+    defaults = _provider_transform(conv, providers, defaults, goldens)
     return Conversion(
         stem=stem,
         description=description if isinstance(description, str) else None,
@@ -784,7 +1037,33 @@ def convert(config_path: Path | str) -> Conversion:
         defaults=defaults,
         skipped=conv.skipped,
         candidate_rows=rows,
+        files=conv.files,
     )
+
+
+def _provider_transform(
+    conv: _Converter,
+    providers: list[_Provider | None],
+    defaults: dict[str, Any] | None,
+    goldens: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """A provider's ``transform`` runs on its output before any test's (promptfoo applies it
+    in the provider call). assay has no candidate-level transform: when every provider has the
+    same one and no test or default has its own, it is the defaults' transform; else listed."""
+    transforms = [p.transform for p in providers if p is not None]
+    if not any(transforms):
+        return defaults
+    own = any("transform" in g for g in goldens) or "transform" in (defaults or {})
+    if len({json.dumps(t, sort_keys=True) for t in transforms}) == 1 and not own:
+        return {**(defaults or {}), "transform": transforms[0]}
+    for i, named in enumerate(providers):
+        if named is not None and named.transform is not None:
+            why = (
+                "a provider's transform is not converted when the providers' transforms differ "
+                "or a test has its own (assay has no candidate-level transform)"
+            )
+            conv.skip(None, f"providers[{i}].transform", why)
+    return defaults
 
 
 def _stem(path: Path) -> str:
@@ -808,17 +1087,17 @@ def _default_test(conv: _Converter, raw: Any) -> dict[str, Any]:
 def _defaults(
     conv: _Converter, default_test: Mapping[str, Any], vars_: dict[str, Any]
 ) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
     for key in sorted(set(default_test) - {"vars", "assert", "threshold", "metadata"}, key=str):
         options = default_test.get("options")
         if key == "options" and (options is None or isinstance(options, dict)):
-            for option in sorted(options or {}, key=str):
-                why = _OPTION_WHY.get(str(option), "this option is not converted")
-                conv.skip(None, f"defaultTest.options.{option}", why)
+            transform = _options(conv, options or {}, None, "defaultTest.options")
+            if transform is not None:
+                out["transform"] = transform
         elif key == "options":
             conv.skip(None, "defaultTest.options", "not a mapping of options: not converted")
         else:
             conv.skip(None, f"defaultTest.{key}", "not converted")
-    out: dict[str, Any] = {}
     # A list-valued default var is expanded into each test (see _goldens), not kept here.
     scalars = {k: v for k, v in vars_.items() if not _expands(v)}
     if scalars:
@@ -866,6 +1145,7 @@ def _goldens(
     merged = {**defaults_vars, **own}
     for combo in _expand(merged):
         count += 1
+        combo = _resolved_vars(conv, combo, _Test(combo, count, title), where)
         at = _Test(combo, count, title)
         golden: dict[str, Any] = {"id": ""}
         if title:
@@ -891,9 +1171,8 @@ def _goldens(
         options = test.get("options") or {}
         if not isinstance(options, dict):
             conv.skip(at, "options", "not a mapping of options: not converted")
-        for option in sorted(options, key=str) if isinstance(options, dict) else []:
-            why = _OPTION_WHY.get(str(option), "this option is not converted")
-            conv.skip(at, f"options.{option}", why)
+        elif (transform := _options(conv, options, at, f"{where}.options")) is not None:
+            golden["transform"] = transform
         metadata = {
             **(default_meta if isinstance(default_meta, dict) else {}),
             **(test.get("metadata") or {}),
@@ -907,23 +1186,67 @@ def _goldens(
         yield golden
 
 
+def _options(
+    conv: _Converter, options: Mapping[str, Any], at: _Test | None, where: str
+) -> dict[str, str] | None:
+    """A test's (or defaultTest's) options: its output transform as assay's (``transform``,
+    or ``postprocess``, its older name, when there is no transform); every other option
+    listed."""
+    prefix = "options." if at is not None else "defaultTest.options."
+    transform = None
+    chosen = next((name for name in _TRANSFORM_OPTIONS if name in options), None)
+    for option in sorted(options, key=str):
+        if option == chosen:
+            try:
+                transform = conv.transform(options[option], f"{where}.{option}")
+            except _Skip as skip:
+                conv.skip(at, f"{prefix}{option}", skip.why)
+        elif option in _TRANSFORM_OPTIONS:
+            conv.skip(at, f"{prefix}{option}", f"promptfoo uses {chosen} instead: ignored")
+        else:
+            why = _OPTION_WHY.get(str(option), "this option is not converted")
+            conv.skip(at, f"{prefix}{option}", why)
+    return transform
+
+
+def _resolved_vars(
+    conv: _Converter, vars_: Mapping[str, Any], at: _Test, where: str
+) -> dict[str, Any]:
+    """The vars as promptfoo's ``renderPrompt`` hands them to the template
+    (src/evaluatorHelpers.ts): one trailing newline taken off each text, then
+    ``resolveVariables``: in each of up to 5 rounds, each text var's first ``{{ name }}`` of a
+    var that exists is replaced by that var's text. A template left in a var after that (a
+    filter, an unknown name) is rendered as promptfoo's second Nunjucks pass renders it, or
+    listed when it does not render."""
+    out = resolve_variables(
+        {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in vars_.items()}
+    )
+    for key, value in out.items():
+        if isinstance(value, str) and _templated(value):
+            try:
+                out[key] = _render(value, out)
+            except _Skip as skip:
+                conv.skip(at, f"{where}.vars.{key}", f"a var that is a template: {skip.why}")
+    return out
+
+
 def _candidates(
     conv: _Converter,
     prompts: list[dict[str, Any] | None],
-    providers: list[tuple[str, dict[str, Any]] | None],
+    providers: list[_Provider | None],
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """One candidate per (provider, prompt), numbered as promptfoo numbers its prompt rows."""
     if not any(providers):
         conv.skip(None, "providers", "none converts: candidates.yaml uses echo until you set one")
-        providers = [("echo", {"type": "echo"})]
+        providers = [_Provider("echo", {"type": "echo"})]
     usable = [p for p in providers if p is not None]
-    first = usable[0][1]
+    first = usable[0].provider
     candidates: list[dict[str, Any]] = []
     rows: dict[str, int] = {}
     for p, named in enumerate(providers):
         if named is None:
             continue
-        label, provider = named
+        label, provider = named.name, named.provider
         for i, body in enumerate(prompts):
             if body is None:
                 continue
@@ -932,7 +1255,11 @@ def _candidates(
                 cid = f"{cid}-{p + 1}"
             candidate: dict[str, Any] = {"id": cid, **body}
             if provider != first:
-                candidate["provider"] = provider
+                # A candidate's provider is merged over the file's: a setting of the first
+                # provider this one lacks is cleared (null), or an anthropic candidate would
+                # inherit an openai response_format. A copy each: no YAML anchors.
+                cleared = {key: None for key in first if key not in provider}
+                candidate["provider"] = {**cleared, **provider}
             candidates.append(candidate)
             rows[cid] = p * len(prompts) + i
     if not candidates:

@@ -1,0 +1,2 @@
+def get_assert(output, context):
+    return "tweet" in output.lower()

@@ -1,0 +1,2 @@
+def get_transform(output, context):
+    return output

@@ -1,0 +1,1 @@
+module.exports = ({ vars }) => `Say ${vars.sentence}`;

@@ -1,0 +1,2 @@
+def call_api(prompt, options, context):
+    return {"output": prompt}
