@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
+from assay.models import load_candidates_file
+from assay.models.providers import PROVIDER_TYPES
 from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,3 +59,28 @@ def test_the_readme_is_a_short_tour() -> None:
     assert len(text.splitlines()) < 300
     for part in ("## Quick start", "### Quick reference", "docs/terminal.png", "mkdocs serve"):
         assert part in text, part
+
+
+def _readme_provider_lines() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Bring your model") : text.index("## Moving from promptfoo")]
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    return [line for b in blocks for line in b.splitlines() if line.startswith("provider:")]
+
+
+def test_the_readme_names_every_built_in_provider_type() -> None:
+    shown = {yaml.safe_load(line)["provider"]["type"] for line in _readme_provider_lines()}
+    section = README.read_text(encoding="utf-8").split("## Bring your model")[1]
+    named = {kind for kind in PROVIDER_TYPES if f"`{kind}`" in section or kind in shown}
+    assert named == set(PROVIDER_TYPES) - {"echo"}
+
+
+@pytest.mark.parametrize("line", _readme_provider_lines())
+def test_each_provider_line_of_the_readme_loads(line: str, tmp_path: Path) -> None:
+    path = tmp_path / "candidates.yaml"
+    path.write_text(f"{line}\ncandidates:\n  - {{id: a, prompt: 'Hi {{{{ q }}}}'}}\n", "utf-8")
+    (tmp_path / "provider.py").write_text(
+        "def call_api(prompt, options, context):\n    return {}\n"
+    )
+    [candidate] = load_candidates_file(path).candidates
+    assert candidate.provider.type in line
