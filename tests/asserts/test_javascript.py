@@ -234,6 +234,23 @@ def test_globals_a_call_leaves_are_put_back() -> None:
     assert run("JSON.stringify({a: 1}) === '{\"a\":1}'").passed is True
 
 
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "String.prototype.includes = function () { return true; };",
+        "Object.defineProperty(String.prototype, 'includes', {value: () => true});",
+        "Array.prototype.some = function () { return true; };",
+        "JSON.parse = function () { return {}; };",
+    ],
+)
+def test_a_check_that_rewrites_a_built_in_changes_no_later_verdict(tamper: str) -> None:
+    # Without frozen built-ins, one check could make every later check pass.
+    run(f"try {{ {tamper} }} catch (e) {{}}\nreturn true")
+    assert run("output.includes('zzz')").passed is False
+    assert run("[1, 2].some((x) => x > 5)").passed is False
+    assert run("JSON.parse('{\"a\": 1}').a === 1").passed is True
+
+
 # ------------------------------------------------------------------------- budgets
 
 

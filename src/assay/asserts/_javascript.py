@@ -24,8 +24,9 @@ thread: the gate's forked workers stay possible (:func:`assay.gate._load.fork_is
 engine is made lazily, once per process (a forked worker makes its own), and ``_quickjs`` is
 imported directly: the ``quickjs`` package's ``__init__`` starts a thread pool on import.
 
-Every call starts from the same global state: globals a call adds or replaces are put back, so
-a suite's verdicts never depend on which process, or which order, ran its checks.
+Every call starts from the same global state: globals a call adds or replaces are put back and
+the built-ins (their prototypes included) are frozen, so a suite's verdicts never depend on
+which process, or which order, ran its checks.
 """
 
 from __future__ import annotations
@@ -169,7 +170,32 @@ _PRELUDE: Final = r"""
         Object.defineProperty(g, name, fixed);
       }
     }
+    hardenBuiltins();
   };
+  // What the built-ins reach (String.prototype, Array.prototype, JSON, Math, ...) is frozen:
+  // a check that writes `String.prototype.includes = () => true` changes nothing for itself
+  // or for the checks after it (it would otherwise make every later includes() pass).
+  function hardenBuiltins() {
+    const seen = new Set([g]);
+    const stack = [];
+    const reach = (owner) => {
+      for (const key of Reflect.ownKeys(owner)) {
+        const found = Object.getOwnPropertyDescriptor(owner, key);
+        if ('value' in found) stack.push(found.value);
+        else stack.push(found.get, found.set);
+      }
+    };
+    reach(g);
+    while (stack.length) {
+      const value = stack.pop();
+      const kind = typeof value;
+      if (value === null || (kind !== 'object' && kind !== 'function') || seen.has(value)) continue;
+      seen.add(value);
+      Object.freeze(value);
+      stack.push(Object.getPrototypeOf(value));
+      reach(value);
+    }
+  }
   function restoreGlobals() {
     const added = Object.keys(g);
     for (let i = 0; i < added.length; i++) { try { delete g[added[i]]; } catch (e) {} }
