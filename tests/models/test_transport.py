@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from assay.models.providers import ProviderConfig, ProviderError, make_provider
-from tests.helpers.fake_openai import FakeOpenAI, echo_text, fake_openai
+from tests.helpers.fake_openai import echo_text, fake_openai
 
 ANSWER = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}], "usage": {}}
 BODY = json.dumps(ANSWER).encode()
