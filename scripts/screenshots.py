@@ -9,6 +9,10 @@ Usage: python scripts/screenshots.py [--out docs]   (needs tmux, /usr/bin/chromi
    included, is drawn as an SVG by rich and photographed by Chromium.
 2. ``docs/history.png``: the same project after a few more runs, ``assay runs list --format
    html``, photographed by Chromium.
+3. ``docs/viewer-runs.png``, ``docs/viewer-run.png``, ``docs/viewer-compare.png``: ``assay view``
+   over the same project (its runs keep their outputs: ``keep_outputs = true``), the runs page,
+   the run with the regression, and that run compared with the baseline run, the regressed
+   golden selected; photographed by Chromium from the real server.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def _assay(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _project(root: Path) -> Path:
     _assay(root, "init", "demo")
     project = root / "demo"
+    with (project / "assay.toml").open("a", encoding="utf-8") as toml:
+        toml.write("keep_outputs = true\n")  # for assay view's run and compare pages
     _assay(project, "gate", "--outputs", "outputs.json", "--write-baseline")
     return project
 
@@ -116,6 +122,44 @@ def _photograph(page_html: Path, out: Path, width: int, height: int) -> None:
         browser.close()
 
 
+def _viewer_shots(project: Path, out: Path) -> None:
+    """The runs, run and compare pages of a real ``assay view`` over ``project``."""
+    from playwright.sync_api import sync_playwright
+
+    runs = sorted(p.stem for p in (project / ".assay" / "runs").glob("eval_run_*.json"))
+    baseline_run, regressed_run = runs[0], runs[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "assay", "view", "--port", "0"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().removeprefix("assay view: ").strip()
+        if not url.startswith("http://"):
+            sys.exit("assay view did not start")
+        shots = (
+            ("#/runs", "runs", "viewer-runs.png"),
+            (f"#/run/{regressed_run}", "run", "viewer-run.png"),
+            (f"#/compare/{baseline_run}/{regressed_run}", "compare", "viewer-compare.png"),
+        )
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            for route, ready, name in shots:
+                page.goto(url + route)
+                page.wait_for_selector(f"body[data-ready={ready}]", state="attached")
+                if ready == "compare":
+                    page.keyboard.press("Enter")  # the regressed golden's outputs and word diff
+                page.screenshot(path=str(out / name), full_page=True)
+            browser.close()
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("docs"))
@@ -148,7 +192,11 @@ def main() -> None:
         if done.returncode != 0:
             sys.exit(done.stderr)
         _photograph(history, out / "history.png", 1100, 420)
-        print(f"wrote {out / 'terminal.png'} and {out / 'history.png'}")
+        _viewer_shots(project, out)
+        print(
+            f"wrote {out / 'terminal.png'}, {out / 'history.png'} and "
+            f"{out / 'viewer-runs.png'}, {out / 'viewer-run.png'}, {out / 'viewer-compare.png'}"
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

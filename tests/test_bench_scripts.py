@@ -30,12 +30,13 @@ CASES = {
     "golden_memory.py": ["--mb", "1"],
     "js_asserts.py": ["--asserts", "50", "--repeat", "1"],
     "promptfoo_corpus.py": ["--limit", "3"],
+    "view_bench.py": ["--results", "30", "--runs", "3", "--repeat", "1"],
 }
 
 
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_bench_script_runs_on_a_tiny_input(script: str, tmp_path: Path) -> None:
-    if script == "html_bench.py" and shutil.which("chromium") is None:
+    if script in ("html_bench.py", "view_bench.py") and shutil.which("chromium") is None:
         pytest.skip("chromium is not installed")
     if script == "ray_agent_tasks.py" and importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed (pip install 'assay[ray]')")

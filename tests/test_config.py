@@ -277,7 +277,8 @@ def test_config_error_is_assay_error() -> None:
             "golden = 'x'",
             "golden",
             "unknown setting (known: agents, attestations, baseline, bench, gate, goldens, judge, "
-            "keep_runs, min_pass_rate, regex_timeout_s, schemas, similarity, strict): "
+            "keep_outputs, keep_runs, min_pass_rate, regex_timeout_s, schemas, similarity, "
+            "strict): "
             "did you mean 'goldens'?",
         ),
     ],

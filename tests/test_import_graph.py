@@ -175,6 +175,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "gate",
         "agent",
         "views",
+        "viewer",
         "cli pytest_plugin",
         "__main__ assay",
     )

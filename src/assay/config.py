@@ -192,6 +192,9 @@ class Config:
             attestation records (and their lineage and audit log) in, and ``verify`` reads.
         keep_runs: how many saved runs ``.assay/runs/`` keeps (the oldest are removed after
             each save); 0 keeps them all.
+        keep_outputs: whether saved gate and eval runs keep each result's output (and its
+            failing repeats' answers) for ``assay view``; off by default, as an output may
+            quote the expected answer.
         similarity: the tier 2 backend name.
         regex_timeout_s: time budget of one regex search.
         min_pass_rate: when set, a run whose pass rate is below it fails the gate (exit 2);
@@ -212,6 +215,7 @@ class Config:
     baseline: Path = field(metadata={"rule": v.Str()})
     attestations: Path = field(metadata={"rule": v.Check(_attestations)})
     keep_runs: int = v.rule(v.Int(at_least=0), DEFAULT_KEEP_RUNS)
+    keep_outputs: bool = v.rule(v.Bool(), False)
     similarity: str = v.rule(v.Check(_similarity), "none")
     regex_timeout_s: float = v.rule(v.Num(above=0), DEFAULT_REGEX_TIMEOUT_S)
     min_pass_rate: float | None = v.rule(_FRACTION, None)

@@ -32,6 +32,7 @@ COMMANDS: Final = {
     "report": "assay.cli.report:report_command",
     "failures": "assay.cli.report:failures_command",
     "runs": "assay.cli.runs:runs_group",
+    "view": "assay.cli.view:view_command",
     "attest": "assay.cli.attest:attest_group",
     "cache": "assay.cli.cache:cache_group",
     "tasks": "assay.cli.tasks:tasks_group",

@@ -158,7 +158,7 @@ def run_gate_flow(
         text = dump_json(result.to_dict()) if report.fmt == "json" else render_self_test(result)
         emit(text, report.output)
         return 0 if result.ok else 1
-    with prints_to_stderr():
+    with prints_to_stderr(), _calls_watched(config, options.candidates is not None):
         run = run_gate(options, config)
     document = run.to_dict()
     report.show(document, run.content())
@@ -171,6 +171,28 @@ def run_gate_flow(
     return run.exit_code
 
 
+@contextlib.contextmanager
+def _calls_watched(config: Config, live: bool) -> Iterator[None]:
+    """While an eval run makes its model calls, its progress in ``.assay/live/`` (the live page
+    of ``assay view``), removed when the run ends; a run without calls writes none."""
+    if not live:
+        yield
+        return
+    from assay.models import CALL_WATCHERS
+    from assay.viewer import live_run
+
+    with live_run(config.root, "eval") as progress:
+
+        def watch(done: int, total: int) -> None:
+            progress.update(done, total)
+
+        CALL_WATCHERS.append(watch)
+        try:
+            yield
+        finally:
+            CALL_WATCHERS.remove(watch)
+
+
 def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
     """Save the gate run's record. The run has decided: a record that cannot be written is a
     warning, never another exit code."""
@@ -178,7 +200,8 @@ def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
     from assay.gate import gate_record, prune_runs, save_run
 
     try:
-        run_id = save_run(config.root, gate_record(run, document))
+        record = gate_record(run, document, keep_outputs=config.keep_outputs, root=config.root)
+        run_id = save_run(config.root, record)
     except AssayError as exc:
         click.echo(f"assay: warning: the run was not saved: {exc}", err=True)
         return

@@ -15,7 +15,9 @@ record per golden would; :func:`expand_rows` gives them back as result records f
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.gate._verdict import QUOTED_ERRORS
@@ -37,8 +39,12 @@ def _redacted_why(why: str) -> str:
     return head if sep and head.startswith("passed in the baseline") else why
 
 
-def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
-    """The record to save of ``run`` (``document`` is its ``--json`` document)."""
+def gate_record(
+    run: GateRun, document: dict[str, Any], *, keep_outputs: bool = False, root: Path | None = None
+) -> dict[str, Any]:
+    """The record to save of ``run`` (``document`` is its ``--json`` document); with
+    ``keep_outputs`` (``keep_outputs = true`` in assay.toml) each result's output too; with the
+    project's ``root``, the git branch and commit it is at."""
     rows = [
         [
             r.id,
@@ -65,6 +71,11 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
         # judge's error message may hold the prompt, the output or the rubric.
         summary["undecided"] = [r.split(QUOTED_ERRORS, 1)[0] for r in given["undecided"]]
     record: dict[str, Any] = {"kind": "gate", "rows": rows, "summary": summary}
+    record["command"] = "eval" if run.live else "gate"  # which one ran: `assay view` shows it
+    if root is not None:
+        record["git"] = git_state(root)
+    if keep_outputs:
+        record |= _kept_outputs(run)
     if "regressions" in document:
         record["regressions"] = [
             {"id": r["id"], "candidate": r["candidate"], "why": _redacted_why(r["why"])}
@@ -72,6 +83,58 @@ def gate_record(run: GateRun, document: dict[str, Any]) -> dict[str, Any]:
         ]
     record["created_at"] = datetime.now(UTC).isoformat(timespec="microseconds")
     return record
+
+
+def git_state(root: Path) -> dict[str, str | None] | None:
+    """The branch and commit the project is at (None outside a git checkout), read from the
+    files git keeps (no git process: a save costs microseconds); on CI, the CI's own names."""
+    sha, ref = os.environ.get("GITHUB_SHA"), os.environ.get("GITHUB_HEAD_REF")
+    if sha:
+        return {"branch": ref or os.environ.get("GITHUB_REF_NAME") or None, "commit": sha}
+    for folder in (root, *root.parents):
+        git = folder / ".git"
+        try:
+            if git.is_file():  # a worktree: the file names its git folder
+                git = folder / git.read_text(encoding="utf-8").partition("gitdir:")[2].strip()
+            if git.is_dir():
+                return _head(git)
+        except (OSError, ValueError):  # unreadable or not git's: no git state, not an error
+            return None
+    return None
+
+
+def _head(git: Path) -> dict[str, str | None] | None:
+    head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    if not head.startswith("ref: "):
+        return {"branch": None, "commit": head or None}  # detached
+    ref = head[5:]
+    common = git / "commondir"
+    shared = git / common.read_text(encoding="utf-8").strip() if common.is_file() else git
+    commit = None
+    for where in (git, shared):
+        if (where / ref).is_file():
+            commit = (where / ref).read_text(encoding="utf-8").strip()
+            break
+    else:
+        packed = shared / "packed-refs"
+        lines = packed.read_text(encoding="utf-8").splitlines() if packed.is_file() else []
+        commit = next((ln.split()[0] for ln in lines if ln.endswith(f" {ref}")), None)
+    return {"branch": ref.removeprefix("refs/heads/"), "commit": commit}
+
+
+def _kept_outputs(run: GateRun) -> dict[str, Any]:
+    """Each result's output by candidate and golden id, and the distinct answers of the repeats
+    that did not pass with their counts: model answers the user chose to keep (never the
+    golden's expected answer, which the record never holds)."""
+    outputs: dict[str, dict[str, Any]] = {}
+    for r in run.results:
+        produced = run.outputs.get(r.candidate, {})
+        if r.id in produced:
+            outputs.setdefault(r.candidate, {})[r.id] = produced[r.id]
+    failing: dict[str, dict[str, Any]] = {}
+    for (candidate, golden_id), answers in run.failing.items():
+        failing.setdefault(candidate, {})[golden_id] = [[o, n] for o, n in answers]
+    return {"outputs": outputs, "failing_outputs": failing}
 
 
 def expand_rows(rows: list[Any]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
+    from assay.models._progress import CALL_WATCHERS
     from assay.models._runner import Call, Outcome, RunStats, run_calls
     from assay.models._static import RawOutputs, load_outputs, read_outputs
     from assay.models._template import render
@@ -49,6 +50,7 @@ _EXPORTS: Final = exports_by_module(
         ),
         "_live": "LiveOutputs generate_outputs",
         "_pool": "gather_or_cancel",
+        "_progress": "CALL_WATCHERS",
         "_runner": "Call Outcome RunStats run_calls",
         "_static": "RawOutputs load_outputs read_outputs",
         "_template": "render",
@@ -58,6 +60,7 @@ _EXPORTS: Final = exports_by_module(
 
 # Literal, so type checkers see the exports; a test checks it equals _EXPORTS' keys.
 __all__ = [
+    "CALL_WATCHERS",
     "SAMPLING_SETTINGS",
     "Call",
     "CandidatesFile",

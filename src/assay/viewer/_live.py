@@ -1,0 +1,128 @@
+"""Runs in progress, for ``assay view``'s live page: each running gate, eval or bench command
+keeps a small progress file under ``.assay/live/`` (written atomically, at most a few times a
+second) and removes it when it ends; the viewer lists the files of processes still running.
+
+A progress file holds counts and, per result so far, what a run record holds (id, candidate,
+status, score): no prompt, output or expected answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+WRITE_EVERY_S: Final = 0.25  # a browser polls about once a second: four writes are plenty
+
+
+def live_dir(root: Path) -> Path:
+    return root / ".assay" / "live"
+
+
+class LiveRun:
+    """One running command's progress file (``update`` as it goes, ``close`` at the end)."""
+
+    def __init__(self, root: Path, kind: str, clock: Any = time.monotonic) -> None:
+        self.path = live_dir(root) / f"{os.getpid()}_{time.time_ns()}.json"
+        self._clock = clock
+        self._written = -WRITE_EVERY_S
+        self.state: dict[str, Any] = {
+            "pid": os.getpid(),
+            "kind": kind,
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "done": 0,
+            "total": None,
+            "results_so_far": [],
+        }
+        self.written = False  # the file is made by the first update: a run with none leaves none
+
+    def update(
+        self,
+        done: int,
+        total: int | None,
+        result: dict[str, Any] | None = None,
+        force: bool = False,
+    ) -> None:
+        """The progress now; written when the last write is old enough (or ``force``)."""
+        self.state["done"], self.state["total"] = done, total
+        if result is not None:
+            self.state["results_so_far"].append(result)
+        if force or self._clock() - self._written >= WRITE_EVERY_S or done == total:
+            self._write()
+
+    def _write(self) -> None:
+        from assay.errors import AssayError
+        from assay.io import atomic_write_text
+
+        self._written = self._clock()
+        with contextlib.suppress(AssayError, OSError):  # progress is a courtesy, never a failure
+            atomic_write_text(self.path, json.dumps(self.state))
+            self.written = True
+
+    def close(self) -> None:
+        """Remove the progress file (and the live folder, when no other run is in it)."""
+        if not self.written:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()
+
+
+@contextlib.contextmanager
+def live_run(root: Path, kind: str) -> Iterator[LiveRun]:
+    """A progress file for the duration of the block (removed however the block ends)."""
+    run = LiveRun(root, kind)
+    try:
+        yield run
+    finally:
+        run.close()
+
+
+def _running(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+def live_runs(root: Path) -> list[dict[str, Any]]:
+    """The runs in progress, oldest first: files of processes that ended (a killed run leaves
+    its file) and files that cannot be read are passed over."""
+    folder = live_dir(root)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        try:
+            state = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # being replaced this instant, or not ours
+        if not isinstance(state, dict) or not _running(state.get("pid")):
+            continue
+        out.append(
+            {
+                "run_id": state.get("run_id"),
+                "pid": state.get("pid"),  # the live page tells runs apart by it
+                "kind": state.get("kind"),
+                "started_at": state.get("started_at"),
+                "done": state.get("done"),
+                "total": state.get("total"),
+                "results_so_far": [
+                    r for r in state.get("results_so_far") or () if isinstance(r, dict)
+                ],
+            }
+        )
+    return out
