@@ -27,6 +27,17 @@ imported directly: the ``quickjs`` package's ``__init__`` starts a thread pool o
 Every call starts from the same global state: globals a call adds or replaces are put back and
 the built-ins (their prototypes included) are frozen, so a suite's verdicts never depend on
 which process, or which order, ran its checks.
+
+Against hostile code (tests/asserts/test_javascript_hostile.py): the prelude's functions are
+held by Python and deleted from the global object; a global added in any way (a symbol, a
+non-enumerable or non-configurable one, another prototype, a sealed global object) is taken
+back, or the engine is made afresh; the built-ins no global reaches (iterator prototypes,
+generator and async function intrinsics) are frozen too; the job queue is run dry in the call
+that filled it; an out-of-memory in a used engine is run again in a fresh one (another call's
+uncollected garbage is not this call's); and the few built-ins that loop in C without the
+engine's interrupt (the array methods that walk every index of a sparse array, naive string
+search) are bounded in JavaScript. A returned value nested deeper than 512, or with no JSON
+value, is a bad result; an output with a lone surrogate is sent as ASCII JSON.
 """
 
 from __future__ import annotations
@@ -60,7 +71,8 @@ _SANDBOX = "assay runs JavaScript in a sandbox without files, network, environme
 # Installed once per engine. __assay_compile makes a function of a code text (and remembers
 # it); __assay_call runs one and describes what it returned as JSON; a promise is settled by
 # the engine's job queue, then __assay_take describes it.
-_PRELUDE: Final = r"""
+_PRELUDE: Final = (
+    r"""
 (function () {
   const g = globalThis;
   const SANDBOX = __SANDBOX__;
@@ -77,6 +89,7 @@ _PRELUDE: Final = r"""
       throw new Error('process.' + String(key) + ' is not available: ' + SANDBOX);
     },
   });
+  Object.freeze(processShim);  // its target: nothing a check defines on it is there for the next
   const quiet = function () {};
   g.console = { log: quiet, info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet };
   g.require = requireShim;
@@ -85,6 +98,8 @@ _PRELUDE: Final = r"""
   }
   const fns = [];
   let settled = null;
+  installBounds();
+  watchDefines();
 
   // promptfoo's buildFunctionBody: a one-line `const x = ...; expr` returns its last statement.
   function oneLineBody(code) {
@@ -118,6 +133,9 @@ _PRELUDE: Final = r"""
   }
 
   g.__assay_compile = function (kind, code, name, file) {
+    // A file's top level runs here, within the default budgets.
+    elementLimit = __COMPILE_ELEMENTS__;
+    deadline = Date.now() + __COMPILE_MS__;
     let fn;
     if (kind === 'assert') {
       const value = code.trimEnd();
@@ -145,24 +163,33 @@ _PRELUDE: Final = r"""
       return { k: kind, v: Number.isFinite(value) ? value : null, s: String(value) };
     }
     if (kind === 'object') {
-      try { return { k: kind, j: JSON.stringify(value), array: Array.isArray(value) }; }
-      catch (e) { return { k: 'unserializable', s: String(e && e.message) }; }
+      let j;
+      try { j = JSON.stringify(value); } catch (e) { return { k: 'unserializable', s: String(e) }; }
+      // A toJSON that gives undefined (or a function): no JSON value at all.
+      if (typeof j !== 'string') return { k: 'unserializable', s: 'no JSON value' };
+      return { k: kind, j: j };
     }
     return { k: kind, s: kind === 'undefined' ? 'undefined' : String(value) };
   }
+  // What a throw says, as text whatever the thrown value's getters and conversions do (they
+  // run within the call's budgets; one that throws again is said as its type).
+  function text(value) {
+    try { return String(value); } catch (e) { return typeof value; }
+  }
   function failure(e) {
-    if (e instanceof Error) return { k: 'error', name: e.name, s: e.message };
-    let text; try { text = String(e); } catch (x) { text = typeof e; }
-    return { k: 'error', name: 'thrown', s: text };
+    try {
+      if (e instanceof Error) return { k: 'error', name: text(e.name), s: text(e.message) };
+    } catch (x) {}
+    return { k: 'error', name: 'thrown', s: text(e) };
   }
 
   // The globals as the prelude leaves them stay so: the built-in ones cannot be replaced or
   // deleted (an assignment to one is ignored, as to any read-only global), and any a call adds
-  // (`x = 1`, `globalThis.n = 2`: enumerable) are deleted after it. Object.keys of the global
-  // object costs a microsecond; comparing every built-in after each call cost forty.
+  // are deleted after it (restoreGlobals). Comparing every built-in after each call cost forty
+  // microseconds.
   g.__assay_snapshot = function () {
     delete g.__assay_snapshot;
-    for (const name of Object.getOwnPropertyNames(g)) {
+    for (const name of Reflect.ownKeys(g)) {
       const found = Object.getOwnPropertyDescriptor(g, name);
       if (found.configurable) {
         const fixed = { enumerable: false, configurable: false };
@@ -171,6 +198,9 @@ _PRELUDE: Final = r"""
       }
     }
     hardenBuiltins();
+    globalCount = Reflect.ownKeys(g).length;
+    symbolCount = Object.getOwnPropertySymbols(g).length;
+    globalProto = Object.getPrototypeOf(g);
   };
   // What the built-ins reach (String.prototype, Array.prototype, JSON, Math, ...) is frozen:
   // a check that writes `String.prototype.includes = () => true` changes nothing for itself
@@ -186,6 +216,7 @@ _PRELUDE: Final = r"""
       }
     };
     reach(g);
+    stack.push(...hiddenIntrinsics());
     while (stack.length) {
       const value = stack.pop();
       const kind = typeof value;
@@ -196,13 +227,276 @@ _PRELUDE: Final = r"""
       reach(value);
     }
   }
-  function restoreGlobals() {
-    const added = Object.keys(g);
-    for (let i = 0; i < added.length; i++) { try { delete g[added[i]]; } catch (e) {} }
+  // QuickJS checks its time budget as the code runs, and in the array methods that call back;
+  // the ones below walk every index of an array in C without a check. An array's length need
+  // not be memory (`new Array(2 ** 32 - 1)`, `{length: 2 ** 53 - 1}`), so one call would run
+  // for minutes past the budget. They refuse a length no array of the call's memory budget
+  // could hold (16 bytes an element): such an array is sparse, and its walk is the hang.
+  let elementLimit = 0;
+  function installBounds() {
+    const A = Array.prototype;
+    const apply = Reflect.apply;
+    const toLength = (o) => {
+      const n = Math.trunc(Number(o.length));
+      return n > 0 ? n : 0;
+    };
+    const bound = (value, what) => {
+      if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return;
+      const length = toLength(value);
+      if (length > elementLimit) {
+        throw new RangeError(what + ': ' + length + ' elements is more than the memory '
+          + 'budget could hold (' + SANDBOX + ')');
+      }
+    };
+    const wrap = (owner, name, check) => {
+      const native = owner[name];
+      const wrapped = {
+        [name](...args) {
+          check(this, args, 'Array.prototype.' + name);
+          return apply(native, this, args);
+        },
+      }[name];
+      Object.defineProperty(owner, name, { value: wrapped });
+    };
+    const self = (o, args, what) => bound(o, what);
+    for (const name of ['join', 'toLocaleString', 'reverse', 'sort', 'copyWithin', 'splice',
+      'shift', 'unshift', 'slice']) wrap(A, name, self);
+    wrap(A, 'concat', (o, args, what) => {
+      bound(o, what);
+      for (const arg of args) {
+        if (Array.isArray(arg) || (arg && arg[Symbol.isConcatSpreadable])) bound(arg, what);
+      }
+    });
+    // flat walks the arrays inside too: each one it would open, to its depth.
+    const nested = (o, depth, what) => {
+      bound(o, what);
+      if (!(depth >= 1)) return;
+      const length = toLength(o);
+      for (let i = 0; i < length; i++) {
+        const item = o[i];
+        if (Array.isArray(item)) nested(item, depth - 1, what);
+      }
+    };
+    wrap(A, 'flat', (o, args, what) => {
+      const depth = args[0] === undefined ? 1 : Math.trunc(Number(args[0]));
+      if (o !== null && o !== undefined) nested(Object(o), depth, what);
+    });
+    wrap(A, 'flatMap', (o, args, what) => {
+      bound(o, what);
+      const [fn, thisArg] = args;
+      if (typeof fn === 'function') {
+        args[0] = function (value, index, array) {
+          const made = apply(fn, thisArg, [value, index, array]);
+          if (Array.isArray(made)) bound(made, what);
+          return made;
+        };
+      }
+    });
+    // A drop over an array's iterator skips in C too: past the bound, it skips in JavaScript.
+    if (typeof Iterator === 'function') {
+      const native = Iterator.prototype.drop;
+      const drop = {
+        drop(limit) {
+          const count = Number(limit);
+          if (!(count > elementLimit) || this === null || typeof this !== 'object') {
+            return apply(native, this, [limit]);
+          }
+          const source = this;
+          const next = source.next;
+          let left = count;
+          const skipping = {
+            next() {
+              for (; left > 0; left--) {
+                const step = apply(next, source, []);
+                if (step.done) { left = 0; return step; }
+              }
+              return apply(next, source, []);
+            },
+            return(value) {
+              const close = source.return;
+              return close === undefined ? { value, done: true } : apply(close, source, [value]);
+            },
+          };
+          return apply(native, skipping, [0]);
+        },
+      }.drop;
+      Object.defineProperty(Iterator.prototype, 'drop', { value: drop });
+    }
+    boundSearch();
+  }
+  // String search is naive in QuickJS (a text's length times the pattern's, in C, with no
+  // check of the time budget): past a bound the text is searched a window at a time, and
+  // between windows the clock is read; past the call's deadline a spin lets the engine's own
+  // interrupt end the call (an error thrown here could be caught by the check).
+  let deadline = 0;
+  function boundSearch() {
+    const S = String.prototype;
+    const apply = Reflect.apply;
+    const native = {};
+    for (const name of ['indexOf', 'lastIndexOf', 'includes', 'split', 'replace', 'replaceAll',
+      'slice']) native[name] = S[name];
+    const now = Date.now;
+    const WORK = 1 << 22;
+    const heavy = (text, pattern) => typeof text === 'string' && typeof pattern === 'string'
+      && (text.length - pattern.length + 1) * pattern.length > WORK;
+    const slice = (text, from, to) => apply(native.slice, text, [from, to]);
+    const onTime = () => { if (now() > deadline) for (;;) {} };
+    const find = (text, pattern, from) => {
+      const m = pattern.length;
+      const step = Math.max(1, Math.floor(WORK / m));
+      for (let at = from; at + m <= text.length; at += step) {
+        onTime();
+        const found = apply(native.indexOf, slice(text, at, at + step + m - 1), [pattern]);
+        if (found >= 0) return at + found;
+      }
+      return -1;
+    };
+    const findLast = (text, pattern, from) => {
+      const m = pattern.length;
+      const step = Math.max(1, Math.floor(WORK / m));
+      for (let end = Math.min(text.length, from + m); end >= m; end -= step) {
+        onTime();
+        const base = Math.max(0, end - step - m + 1);
+        const found = apply(native.lastIndexOf, slice(text, base, end), [pattern]);
+        if (found >= 0) return base + found;
+      }
+      return -1;
+    };
+    const position = (text, value, otherwise) => {
+      const n = value === undefined ? otherwise : Math.trunc(Number(value));
+      return Math.min(Math.max(Number.isNaN(n) ? otherwise : n, 0), text.length);
+    };
+    // GetSubstitution for a text pattern (no captures): $$, $&, $` and $'.
+    const DOLLARS = /\$([$&`'])/g;
+    const substitute = (text, matched, at, replacement) => {
+      if (typeof replacement === 'function') return String(replacement(matched, at, text));
+      return apply(native.replace, String(replacement), [DOLLARS, (_, c) => (c === '$' ? '$'
+        : c === '&' ? matched : c === '`' ? slice(text, 0, at)
+          : slice(text, at + matched.length))]);
+    };
+    const methods = {
+      indexOf(pattern, from) {
+        'use strict';
+        if (!heavy(this, pattern)) return apply(native.indexOf, this, arguments);
+        return find(this, pattern, position(this, from, 0));
+      },
+      includes(pattern, from) {
+        'use strict';
+        if (!heavy(this, pattern)) return apply(native.includes, this, arguments);
+        return find(this, pattern, position(this, from, 0)) >= 0;
+      },
+      lastIndexOf(pattern, from) {
+        'use strict';
+        if (!heavy(this, pattern)) return apply(native.lastIndexOf, this, arguments);
+        return findLast(this, pattern, position(this, from, Infinity));
+      },
+      split(separator, limit) {
+        'use strict';
+        if (!heavy(this, separator)) return apply(native.split, this, arguments);
+        const most = limit === undefined ? 2 ** 32 - 1 : limit >>> 0;
+        const parts = [];
+        let from = 0;
+        while (parts.length < most) {
+          const at = find(this, separator, from);
+          if (at < 0) { parts.push(slice(this, from)); break; }
+          parts.push(slice(this, from, at));
+          from = at + separator.length;
+        }
+        return parts;
+      },
+      replace(pattern, replacement) {
+        'use strict';
+        if (!heavy(this, pattern)) return apply(native.replace, this, arguments);
+        const at = find(this, pattern, 0);
+        if (at < 0) return this;
+        return slice(this, 0, at) + substitute(this, pattern, at, replacement)
+          + slice(this, at + pattern.length);
+      },
+      replaceAll(pattern, replacement) {
+        'use strict';
+        if (!heavy(this, pattern)) return apply(native.replaceAll, this, arguments);
+        let made = '';
+        let from = 0;
+        for (let at = find(this, pattern, 0); at >= 0; at = find(this, pattern, from)) {
+          made += slice(this, from, at) + substitute(this, pattern, at, replacement);
+          from = at + pattern.length;
+        }
+        return made + slice(this, from);
+      },
+    };
+    for (const name of Object.keys(methods)) {
+      Object.defineProperty(S, name, { value: methods[name] });
+    }
   }
 
-  g.__assay_call = function (index, output, isJson, contextJson) {
+  // The built-in objects no global property reaches (the iterator prototypes, the generator
+  // and async function intrinsics, %ThrowTypeError%): frozen like the rest.
+  function hiddenIntrinsics() {
+    const protoOf = Object.getPrototypeOf;
+    const found = [
+      protoOf([][Symbol.iterator]()), protoOf(''[Symbol.iterator]()),
+      protoOf(new Map().entries()), protoOf(new Set().values()),
+      protoOf(/a/[Symbol.matchAll]('a')),
+      protoOf(function* () {}), protoOf(async function () {}), protoOf(async function* () {}),
+      Object.getOwnPropertyDescriptor((function () { 'use strict'; return arguments; })(),
+        'callee').get,
+    ];
+    if (typeof Iterator === 'function') {
+      found.push(protoOf(Iterator.prototype.map.call([].values(), (x) => x)));
+      found.push(protoOf(Iterator.from({ next() { return { done: true }; } })));
+    }
+    return found;
+  }
+
+  // Every global of the prelude is non-configurable, so any configurable own key (a string or
+  // a symbol, enumerable or not) is one a call added. One it made non-configurable cannot be
+  // deleted, nor can a global object made non-extensible be opened again: the engine is then
+  // tainted and Python makes a fresh one. Listing every key costs 6 µs, so a call is first
+  // asked the cheap questions: an enumerable key (`x = 1`), a symbol, another prototype, and
+  // whether it defined a property on the global object (the defining functions tell).
+  let globalCount = -1;
+  let symbolCount = -1;
+  let globalProto = null;
+  let defined = false;
+  let tainted = false;
+  function watchDefines() {
+    const apply = Reflect.apply;
+    const watch = (owner, name) => {
+      const native = owner[name];
+      const wrapped = {
+        [name](...args) {
+          if (args[0] === g) defined = true;
+          return apply(native, this, args);
+        },
+      }[name];
+      Object.defineProperty(owner, name, { value: wrapped });
+    };
+    watch(Object, 'defineProperty');
+    watch(Object, 'defineProperties');
+    watch(Reflect, 'defineProperty');
+    if (typeof Error.captureStackTrace === 'function') watch(Error, 'captureStackTrace');
+  }
+  function restoreGlobals() {
+    if (!defined && Object.keys(g).length === 0
+        && Object.getOwnPropertySymbols(g).length === symbolCount
+        && Object.getPrototypeOf(g) === globalProto && Object.isExtensible(g)) return;
+    defined = false;
+    if (Object.getPrototypeOf(g) !== globalProto && !Reflect.setPrototypeOf(g, globalProto)) {
+      tainted = true;
+    }
+    if (!Object.isExtensible(g)) tainted = true;
+    const keys = Reflect.ownKeys(g);
+    for (let i = 0; i < keys.length; i++) {
+      const found = Reflect.getOwnPropertyDescriptor(g, keys[i]);
+      if (found.configurable) Reflect.deleteProperty(g, keys[i]);
+    }
+    if (Reflect.ownKeys(g).length !== globalCount) tainted = true;
+  }
+
+  g.__assay_call = function (index, output, isJson, contextJson, elements, budgetMs) {
     settled = null;
+    elementLimit = elements;
+    deadline = Date.now() + budgetMs;
     let result;
     try {
       const given = isJson ? JSON.parse(output) : output;
@@ -216,17 +510,28 @@ _PRELUDE: Final = r"""
     } catch (e) {
       result = failure(e);
     } finally {
-      if (settled === null) restoreGlobals();
+      restoreGlobals();
     }
+    if (tainted) result.t = true;
     return JSON.stringify(result);
   };
+  // After the job queue ran dry: the promise's settlement (null: none) and whether a global
+  // could not be put back.
   g.__assay_take = function () {
     restoreGlobals();
-    return settled === null ? 'pending' : JSON.stringify(settled);
+    return JSON.stringify({ s: settled, t: tainted });
   };
 })();
-globalThis.__assay_snapshot();
 """.replace("__SANDBOX__", json.dumps(_SANDBOX))
+    .replace("__COMPILE_ELEMENTS__", str(int(DEFAULT_MEMORY_MB) * 1024 * 1024 // 16))
+    .replace("__COMPILE_MS__", str(int(DEFAULT_TIMEOUT_S * 1000)))
+)
+
+
+_SEAL: Final = (
+    "delete globalThis.__assay_compile; delete globalThis.__assay_call; "
+    "delete globalThis.__assay_take; globalThis.__assay_snapshot();"
+)
 
 
 class ScriptError(Exception):
@@ -283,14 +588,19 @@ class _Engine:
         self.compile = self.context.get("__assay_compile")
         self.call = self.context.get("__assay_call")
         self.take = self.context.get("__assay_take")
+        # Python holds the three; the code a check runs cannot reach them (a call could count
+        # with __assay_compile, or run another check's function, were they globals).
+        self.context.eval(_SEAL)
         self.functions: dict[tuple[str, str, str | None], int] = {}
         self.failures: dict[tuple[str, str, str | None], ScriptError] = {}
+        self.called = False  # whether a check ran here (a fresh engine has no one's garbage)
 
 
 _ENGINE: _Engine | None = None
 # One encoder (json.dumps with options builds one per call): strict JSON, text as it is; a
 # value of a golden's that is no JSON (a date YAML made) is sent as its text.
 _ENCODE: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str).encode
+_ENCODE_ASCII: Final = json.JSONEncoder(allow_nan=False, default=str).encode
 
 
 def _engine() -> _Engine:
@@ -337,6 +647,10 @@ def compile_code(kind: str, code: str, root: Path | None) -> int:
     if failed is not None:
         raise failed
     which, text, name, file = _source(kind, code, root)
+    if not _utf8(text):
+        error = ScriptError(f"{label(code)} is not UTF-8 text (a lone surrogate)", "syntax")
+        engine.failures[key] = error
+        raise error
     # A file's top level runs here: within the default budgets.
     engine.context.set_time_limit(DEFAULT_TIMEOUT_S)
     engine.context.set_memory_limit(int(DEFAULT_MEMORY_MB * 1024 * 1024))
@@ -379,28 +693,83 @@ def run_code(
 ) -> dict[str, Any]:
     """Call ``code`` with ``(output, context)`` within the budgets; what it returned, described
     (``{"k": kind, "v" | "j" | "s": ...}``). A ScriptError when it cannot be had."""
-    index = compile_code(kind, code, root)
-    engine = _engine()
-    is_json = not isinstance(output, str)
+    sent, is_json, context_json = _arguments(code, output, context)
+    fresh = _ENGINE is None or _ENGINE.pid != os.getpid() or not _ENGINE.called
     try:
-        sent = output if not is_json else _ENCODE(output)
+        return _call(kind, code, sent, is_json, context_json, root, timeout_s, memory_mb)
+    except ScriptError as error:
+        if error.kind != "memory" or fresh:
+            raise
+    # Out of memory in an engine earlier calls ran in: their garbage (a cycle the collector
+    # had not reached yet) counted against this budget. A fresh engine says what this call
+    # alone needs, as in any other process or order.
+    return _call(kind, code, sent, is_json, context_json, root, timeout_s, memory_mb)
+
+
+def _arguments(code: str, output: Any, context: Mapping[str, Any]) -> tuple[str, bool, str]:
+    """The output (as text, or as JSON) and the context (JSON) as the engine is given them. A
+    text that is no UTF-8 (a lone surrogate) goes as ASCII JSON, which says it exactly."""
+    is_json = not isinstance(output, str) or not _utf8(output)
+    try:
+        if is_json:
+            sent = _ENCODE(output)
+            sent = sent if _utf8(sent) else _ENCODE_ASCII(output)
+        else:
+            sent = output
         context_json = _ENCODE(context)
+        context_json = context_json if _utf8(context_json) else _ENCODE_ASCII(context)
     except (TypeError, ValueError) as exc:
         raise ScriptError(
             f"{label(code)}: the output is not a JSON value ({exc})", "raised"
         ) from None
+    return sent, is_json, context_json
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no lone surrogate); an ASCII text is known at once."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _call(
+    kind: str,
+    code: str,
+    sent: str,
+    is_json: bool,
+    context_json: str,
+    root: Path | None,
+    timeout_s: float,
+    memory_mb: float,
+) -> dict[str, Any]:
+    """One call within the budgets, the job queue run dry (jobs a call left behind would run
+    in a later call, against its budget and with its globals), the globals put back."""
+    index = compile_code(kind, code, root)
+    engine = _engine()
+    engine.called = True
     deadline = time.monotonic() + timeout_s
     engine.context.set_time_limit(timeout_s)
     engine.context.set_memory_limit(int(memory_mb * 1024 * 1024))
     try:
-        answer = engine.call(index, sent, is_json, context_json)
-        while answer == "pending":
+        answer = engine.call(
+            index, sent, is_json, context_json, memory_mb * _ELEMENTS_PER_MB, timeout_s * 1000
+        )
+        if answer == "pending" or engine.context.execute_pending_job():
             while engine.context.execute_pending_job():
                 if time.monotonic() > deadline:
                     raise TimeoutError
-            answer = engine.take()
+            taken = json.loads(engine.take())
             if answer == "pending":
-                raise ScriptError(f"{label(code)} returned a promise that never settled", "raised")
+                if taken["s"] is None:
+                    message = f"{label(code)} returned a promise that never settled"
+                    raise ScriptError(message, "raised")
+                answer = json.dumps({**taken["s"], "t": taken["t"]})
+            elif taken["t"]:
+                _drop_engine()
     except ScriptError:
         raise
     except TimeoutError:
@@ -412,11 +781,46 @@ def run_code(
     finally:
         if _ENGINE is engine:
             engine.context.set_memory_limit(-1)
+    return _described(code, answer, timeout_s, memory_mb)
+
+
+def _described(code: str, answer: str, timeout_s: float, memory_mb: float) -> dict[str, Any]:
+    """The call's answer read: a throw as a ScriptError, a global the call left behind as a
+    fresh engine for the next, a value nested deeper than assay reads as a bad result."""
     described: dict[str, Any] = json.loads(answer)
+    if described.pop("t", False):
+        _drop_engine()
     if described["k"] == "error":
         _limit_hit(code, described, timeout_s, memory_mb)
         raise ScriptError(f"{label(code)} threw {described['name']}: {described['s']}", "raised")
+    if described["k"] == "object":
+        text = described["j"]
+        # Nesting needs as many brackets; only then is the value read to know its depth.
+        if text.count("[") + text.count("{") > _MAX_NESTING and _too_deep(text):
+            raise ScriptError(
+                f"{label(code)} returned a value nested more than {_MAX_NESTING} deep",
+                "bad_result",
+            )
     return described
+
+
+# The most elements an array of a memory budget could hold (a JavaScript value is 16 bytes):
+# the array methods that walk every index in C refuse a longer one (it is sparse).
+_ELEMENTS_PER_MB: Final = 1024 * 1024 // 16
+
+# Deeper than this, Python's own JSON reading and the walks after it would hit the recursion
+# limit (assay.asserts._context's bound for a JSON value).
+_MAX_NESTING: Final = 512
+
+
+def _too_deep(text: str) -> bool:
+    from assay.asserts._context import json_value_problem
+
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return True
+    return json_value_problem(value) == "the value is nested too deeply"
 
 
 def _limit_hit(code: str, described: Mapping[str, Any], timeout_s: float, memory_mb: float) -> None:
