@@ -95,7 +95,10 @@ class Execution:
         journal_dir: where the journals are written (None: the tracer's folder, removed after
             the task).
         attest: what seals each journal (None: no seal).
-        report: where the progress lines go (None: nowhere).
+        report: where the progress lines go (None: nowhere). When it also has a method
+            ``task_ended(count, task, run)``, :func:`run_tasks` calls it once as the run
+            starts (``task`` and ``run`` None) and as each task ends, in its thread (a Ray
+            run's tasks end on the workers: not told).
         verified: each task's verify on its untouched fixture, by task id, run before any
             agent (:func:`verify_fixtures`); a task not in it runs its own first.
     """
@@ -669,9 +672,20 @@ def run_tasks(
         verified = verify_fixtures(tasks, execution.sandbox, jobs=jobs)
         execution = replace(execution, verified=verified)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
+    # A report that also keeps count (``assay view``'s live page) is told of each task's end.
+    ended = getattr(execution.report, "task_ended", None)
+
+    def one(task: Golden) -> TaskRun:
+        run = run_task(task, execution, scratch)
+        if ended is not None:
+            ended(len(tasks), task, run)
+        return run
+
     try:
+        if ended is not None:
+            ended(len(tasks), None, None)  # the run starts: its task count
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
-            return list(pool.map(lambda task: run_task(task, execution, scratch), tasks))
+            return list(pool.map(one, tasks))
     finally:
         if not execution.keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -173,24 +173,27 @@ def run_gate_flow(
 
 @contextlib.contextmanager
 def _calls_watched(config: Config, live: bool) -> Iterator[None]:
-    """While an eval run makes its model calls, its progress in ``.assay/live/`` (the live page
-    of ``assay view``), removed when the run ends; a run without calls writes none."""
-    if not live:
-        yield
-        return
+    """While an eval or gate run makes model calls (live candidates, the judge), its progress
+    in ``.assay/live/`` (the live page of ``assay view``), removed when the run ends. The file,
+    and the viewer's import, come with the first call: a run without calls writes none."""
     from assay.models import CALL_WATCHERS
-    from assay.viewer import live_run
 
-    with live_run(config.root, "eval") as progress:
+    progress: list[Any] = []  # the LiveRun, once the first call is done
 
-        def watch(done: int, total: int) -> None:
-            progress.update(done, total)
+    def watch(done: int, total: int) -> None:
+        if not progress:
+            from assay.viewer import LiveRun
 
-        CALL_WATCHERS.append(watch)
-        try:
-            yield
-        finally:
-            CALL_WATCHERS.remove(watch)
+            progress.append(LiveRun(config.root, "eval" if live else "gate"))
+        progress[0].update(done, total)
+
+    CALL_WATCHERS.append(watch)
+    try:
+        yield
+    finally:
+        CALL_WATCHERS.remove(watch)
+        for run in progress:
+            run.close()
 
 
 def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
@@ -260,18 +263,26 @@ def _agent_outcome(
     from assay.agent import execute_agent, run_agent
 
     if agent is not None:
+        # The viewer's live page follows the tasks: a run of agents can afford the import.
+        from assay.viewer import AgentProgress, live_run
+
         command, sandbox = _agent_sandbox(agent, running, config)
-        return execute_agent(
-            options,
-            config,
-            command,
-            sandbox=sandbox,
-            report=lambda line: click.echo(f"assay: {line}", err=True),
-            jobs=running.jobs,
-            keep_worktrees=running.keep_worktrees,
-            executor=running.executor or "local",
-            ray_address=running.ray_address,
-        )
+
+        def say(line: str) -> None:
+            click.echo(f"assay: {line}", err=True)
+
+        with live_run(config.root, "bench") as live:
+            return execute_agent(
+                options,
+                config,
+                command,
+                sandbox=sandbox,
+                report=AgentProgress(say, live, config),
+                jobs=running.jobs,
+                keep_worktrees=running.keep_worktrees,
+                executor=running.executor or "local",
+                ray_address=running.ray_address,
+            )
     return run_agent(options, config)
 
 

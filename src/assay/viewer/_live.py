@@ -3,7 +3,10 @@ keeps a small progress file under ``.assay/live/`` (written atomically, at most 
 second) and removes it when it ends; the viewer lists the files of processes still running.
 
 A progress file holds counts and, per result so far, what a run record holds (id, candidate,
-status, score): no prompt, output or expected answer.
+status, score, a task's failure category and measured telemetry): no prompt or expected
+answer, and an output only with ``keep_outputs``. An eval or gate counts its model calls
+(generation, the judge); a bench run with ``--agent`` counts its tasks, each finished task's
+row in ``results_so_far``.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -40,6 +44,7 @@ class LiveRun:
             "results_so_far": [],
         }
         self.written = False  # the file is made by the first update: a run with none leaves none
+        self._lock = threading.Lock()  # a bench run's tasks end in threads of their own
 
     def update(
         self,
@@ -49,11 +54,12 @@ class LiveRun:
         force: bool = False,
     ) -> None:
         """The progress now; written when the last write is old enough (or ``force``)."""
-        self.state["done"], self.state["total"] = done, total
-        if result is not None:
-            self.state["results_so_far"].append(result)
-        if force or self._clock() - self._written >= WRITE_EVERY_S or done == total:
-            self._write()
+        with self._lock:
+            self.state["done"], self.state["total"] = done, total
+            if result is not None:
+                self.state["results_so_far"].append(result)
+            if force or self._clock() - self._written >= WRITE_EVERY_S or done == total:
+                self._write()
 
     def _write(self) -> None:
         from assay.errors import AssayError
@@ -72,6 +78,59 @@ class LiveRun:
             self.path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.path.parent.rmdir()
+
+
+class AgentProgress:
+    """The ``report`` of a bench run with ``--agent``: each progress line goes on to ``say``;
+    as each task ends (:func:`assay.agent._execute.run_tasks` calls :meth:`task_ended`) its
+    row joins the progress file of ``live``."""
+
+    def __init__(self, say: Callable[[str], None], live: LiveRun, config: Any) -> None:
+        self._say, self._live, self._config = say, live, config
+        self._done = 0
+        self._count_lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        self._say(line)
+
+    def task_ended(self, count: int, task: Any, run: Any) -> None:
+        if task is None:
+            self._live.update(0, count, force=True)  # the run starts: on the live page at once
+            return
+        row = agent_row(task, run, self._config)
+        with self._count_lock:
+            self._done += 1
+            self._live.update(self._done, count, row, force=True)  # tasks end seconds apart
+
+
+def agent_row(task: Any, run: Any, config: Any) -> dict[str, Any]:
+    """A finished task's Row as the run will score it (the attestation's Safety aside): id,
+    status, score, failure category, telemetry; its output only with ``keep_outputs``."""
+    from assay.agent import parse_record, score_tasks
+    from assay.cascade import check_context
+    from assay.errors import AssayError
+
+    row: dict[str, Any] = {"id": task.id, "candidate": "agent", "tier": task.tier}
+    row.update(title=task.fields.get("title"), telemetry=None, output=None)
+    try:
+        record = parse_record(run.record, f"{task.id}.json")
+        [result] = score_tasks(
+            [task], {task.id: record}, tiers=(task.tier,), ctx=check_context(config)
+        ).tasks
+    except AssayError as exc:  # the final scoring says it in full; here the row is an error
+        return {**row, "status": "error", "score": None, "failure_category": None, "note": str(exc)}
+    row.update(
+        status=result.status,
+        score=result.score,
+        failure_category=result.failure[0] if result.failure else None,
+        telemetry=result.telemetry,
+        output=_text(record.output) if config.keep_outputs else None,
+    )
+    return row
+
+
+def _text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 
 
 @contextlib.contextmanager
