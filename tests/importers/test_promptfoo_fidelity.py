@@ -678,11 +678,11 @@ def test_a_candidates_provider_does_not_inherit_the_first_providers_settings(
 
 
 def test_a_script_outside_the_config_folder_is_copied_into_external(tmp_path: Path) -> None:
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "check.py").write_text("def get_assert(o, c):\n    return 1\n", "utf-8")
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "check.py").write_text("def get_assert(o, c):\n    return 1\n", "utf-8")
     files = {
         "suite/promptfooconfig.yaml": CONFIG
-        + "tests: [{assert: [{type: python, value: 'file://../shared/check.py'}]}]\n",
+        + "tests: [{assert: [{type: python, value: 'file://../common/check.py'}]}]\n",
     }
     write(tmp_path, files)
     conversion = convert(tmp_path / "suite" / "promptfooconfig.yaml")
