@@ -30,24 +30,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the browser the tests use
+from html_bench import golden_text  # the same generated goldens as the HTML report bench
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
 OUT = Path(os.environ.get("ASSAY_BENCH_OUT") or Path(__file__).resolve().parent / "out")
-
-
-def golden_text(i: int) -> str:
-    return (
-        "---\n"
-        f"id: g{i:05d}\n"
-        f"input: 'Write the query for report {i}.'\n"
-        f"expected: 'SELECT name FROM t{i % 97}'\n"
-        "asserts:\n"
-        "  - 'contains:FROM'\n"
-        "  - 'regex:^SELECT\\b'\n"
-        "  - 'not-contains:DELETE'\n"
-        "---\n"
-        f"Generated golden {i}.\n"
-    )
 
 
 def output_for(i: int) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import launched_chromium
 from tests.helpers.cli import run_cli, spawn
 
 WORSE_SQL = "SELECT * FROM users;"
@@ -93,16 +93,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        # A generous start-up limit (not a speed assertion): a loaded CI box can be slow to start.
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=120_000
-        )
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 @dataclass

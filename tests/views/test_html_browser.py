@@ -24,7 +24,7 @@ from assay.goldens import Golden
 from assay.models._static import load_outputs
 from assay.results import ReportContent, Result, summarize
 from assay.views._html import embed_json, render_html
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import launched_chromium
 from tests.helpers.goldens import ORIGIN, write_golden, write_json
 from tests.helpers.runs import agent_document, sample_run
 
@@ -69,16 +69,7 @@ class Loaded:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        # A generous start-up limit (not a speed assertion): a loaded CI box can be slow to start.
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=120_000
-        )
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture
