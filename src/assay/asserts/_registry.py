@@ -15,7 +15,6 @@ from typing import Any, Final
 from assay.asserts._context import DEFAULT_CONTEXT, CheckContext, OutputView, as_text
 from assay.asserts._graded import op_similar
 from assay.asserts._groups import aggregate, check_score
-from assay.asserts._javascript import op_javascript
 from assay.asserts._json import op_attribute_equality, op_contains_json, op_is_json, op_json_schema
 from assay.asserts._perf import op_cost, op_latency
 from assay.asserts._pointer import MISSING, PointerSyntaxError, resolve
@@ -51,6 +50,15 @@ Handler = Callable[[OutputView, Mapping[str, Any], CheckContext], Outcome]
 
 # A handler and the arguments it accepts besides 'path'.
 OpEntry = tuple[Handler, frozenset[str]]
+
+
+def op_javascript(view: Any, args: Mapping[str, Any], ctx: Any) -> Outcome:
+    """The ``javascript`` op, imported when a suite has one: its engine module (the QuickJS
+    prelude, its bounds) is no cost of a gate without JavaScript checks."""
+    from assay.asserts._javascript import op_javascript as run
+
+    return run(view, args, ctx)
+
 
 # op -> (handler, accepted arguments). A plain dict for the hot lookup in run_assert.
 _BUILTIN: Final[dict[str, OpEntry]] = {
