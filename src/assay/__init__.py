@@ -17,6 +17,8 @@ if TYPE_CHECKING:
         AgentOutcome,
         MergedRun,
         Sandbox,
+        TaskRun,
+        TaskWatcher,
         execute_agent,
         merge_run,
         run_agent,
@@ -84,7 +86,10 @@ if TYPE_CHECKING:
 
 _EXPORTS: Final = exports_by_module(
     {
-        "agent": "AgentOptions AgentOutcome MergedRun Sandbox execute_agent merge_run run_agent",
+        "agent": (
+            "AgentOptions AgentOutcome MergedRun Sandbox TaskRun TaskWatcher execute_agent "
+            "merge_run run_agent"
+        ),
         "asserts": (
             "AssertSpec CheckContext CheckResult OutputView Transform parse_assert register_op "
             "run_assert"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.agent.test_execute import make_task
-from tests.helpers.cli import run_cli, run_cli_subprocess
+from tests.helpers.cli import run_cli, run_cli_subprocess, spawn
 from tests.helpers.ray_cluster import RayCluster
 
 needs_ray = pytest.mark.skipif(
@@ -207,6 +207,35 @@ def test_a_worker_killed_mid_task_is_a_crashed_task(tmp_path: Path, cluster: Ray
     assert "journal lost: the Ray worker running this task was lost" in json.loads(event)["content"]
     assert document["summary"]["composite"]["components"]["safety"] == 0.0
     assert document["summary"]["composite"]["components"]["reliability"] == 0.9
+
+
+@needs_ray
+def test_a_ray_run_writes_each_finished_task_to_the_live_page(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    # The tasks end on the workers; the driver writes each one's row as its result comes in.
+    three_tasks(tmp_path)
+    argv = ["bench", "goldens", "--tier", "smoke", "--json", "--no-save", "--agent", AGENT]
+    argv += ["--executor", "ray", "--ray-address", cluster.address, "--no-journal"]
+    process = spawn(argv, tmp_path, env=cluster.env)
+    states: list[dict[str, Any]] = []
+    try:
+        while process.poll() is None:  # fix-slow runs its 2 s: the others' rows come first
+            for path in (tmp_path / ".assay" / "live").glob("*.json"):
+                try:
+                    states.append(json.loads(path.read_text(encoding="utf-8")))
+                except (OSError, ValueError):
+                    continue  # replaced this instant, or gone
+            time.sleep(0.05)
+    finally:
+        out, err = process.communicate(timeout=RUN_TIMEOUT_S)
+    assert process.returncode == 0, out + err
+    final = {r["id"]: r["status"] for r in json.loads(out)["results"]}
+    assert {(s["kind"], s["phase"], s["total"]) for s in states} == {("bench", "tasks", 3)}
+    assert states[0]["done"] == 0  # on the page as the run starts
+    rows = {r["id"]: r["status"] for s in states for r in s["results_so_far"]}
+    assert "fix-pass" in rows and rows.items() <= final.items()  # the run's own verdicts
+    assert not (tmp_path / ".assay" / "live").exists()
 
 
 @needs_ray

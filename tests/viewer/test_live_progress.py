@@ -117,3 +117,121 @@ def test_a_gate_whose_judge_makes_calls_keeps_a_live_file(tmp_path: Path) -> Non
     later = [state for states in seen for state in states]
     assert later and all(kind == "gate" and total == 3 and done >= 1 for kind, done, total in later)
     assert not (tmp_path / ".assay" / "live").exists()
+
+
+# ------------------------------------------------------------------------ an eval's calls
+
+ANSWER_SPY = """\
+import json, os, time
+
+
+def answer(prompt):
+    # Each call first notes what the live folder holds (the calls before it), then answers,
+    # after more than the live file's 0.25 s between writes: each call's end is written.
+    # The third golden's call fails.
+    folder = os.path.join(".assay", "live")
+    seen = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+        with open(os.path.join(folder, name)) as handle:
+            seen.append(json.load(handle))
+    with open("seen.jsonl", "a") as log:
+        log.write(json.dumps(seen) + "\\n")
+    time.sleep(0.3)
+    if "third" in prompt:
+        raise RuntimeError("the model is down")
+    return "an answer to " + prompt
+"""
+
+
+def _eval_project(root: Path, keep_outputs: bool) -> None:
+    (root / "spy.py").write_text(ANSWER_SPY, encoding="utf-8")
+    (root / "assay.toml").write_text(f"keep_outputs = {str(keep_outputs).lower()}\n")
+    questions = ["first SECRET-PROMPT", "second", "third", "fourth"]
+    goldens = [
+        {"id": f"q{n}", "input": q, "asserts": ["contains:answer"]} for n, q in enumerate(questions)
+    ]
+    (root / "g.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
+    (root / "cands.yaml").write_text(
+        "provider: {type: python, function: 'spy:answer'}\nmax_concurrency: 1\n"
+        "candidates:\n  - {id: a, prompt: '{{ input }}'}\n",
+        encoding="utf-8",
+    )
+
+
+def _seen(root: Path) -> list[list[dict[str, Any]]]:
+    return [json.loads(line) for line in (root / "seen.jsonl").read_text().splitlines()]
+
+
+def test_an_eval_writes_each_answered_call_as_it_ends(tmp_path: Path) -> None:
+    _eval_project(tmp_path, keep_outputs=False)
+    argv = ["eval", "g.jsonl", "--candidates", "cands.yaml", "--no-cache", "--no-save"]
+    code, out, err = run_cli(argv, tmp_path)
+    assert code == 1, out + err  # a failed call: could not decide, never a regression
+    seen = _seen(tmp_path)
+    assert seen[0] == []  # before the first call ended: no file yet
+    [last] = seen[-1]  # what the fourth call saw: the three calls before it
+    assert (last["kind"], last["phase"], last["done"], last["total"]) == ("eval", "output", 3, 4)
+    rows = last["results_so_far"]
+    assert [(r["id"], r["status"]) for r in rows] == [
+        ("q0", "answered"),
+        ("q1", "answered"),
+        ("q2", "error"),
+    ]
+    assert rows[0] == {
+        "id": "q0",
+        "candidate": "a",
+        "repeat": 0,
+        "status": "answered",
+        "cached": False,
+        "latency_ms": rows[0]["latency_ms"],
+        "output": None,  # keep_outputs is off
+    }
+    assert rows[0]["latency_ms"] >= 300
+    assert last["counts"] == {"answered": 2, "error": 1}
+    assert "SECRET-PROMPT" not in json.dumps(seen)  # no prompt, and no output unasked
+    assert not (tmp_path / ".assay" / "live").exists()
+
+
+def test_with_keep_outputs_an_answered_call_carries_its_output(tmp_path: Path) -> None:
+    _eval_project(tmp_path, keep_outputs=True)
+    argv = ["eval", "g.jsonl", "--candidates", "cands.yaml", "--no-cache", "--no-save"]
+    run_cli(argv, tmp_path)
+    [last] = _seen(tmp_path)[-1]
+    [first, *_] = last["results_so_far"]
+    assert first["output"] == "an answer to first SECRET-PROMPT"
+
+
+def test_a_live_file_keeps_the_newest_rows_and_counts_them_all(tmp_path: Path) -> None:
+    from assay.viewer._live import LIVE_ROWS, LiveRun
+
+    ticks = iter(range(10**6))
+    live = LiveRun(tmp_path, "eval", clock=lambda: float(next(ticks)))  # every update writes
+    total = LIVE_ROWS + 250
+    for n in range(total):
+        live.update(n + 1, total, {"id": f"g{n}", "status": "error" if n % 10 == 0 else "answered"})
+    state = json.loads(live.path.read_text(encoding="utf-8"))
+    assert len(state["results_so_far"]) == LIVE_ROWS
+    assert state["results_so_far"][-1]["id"] == f"g{total - 1}"
+    assert state["results_so_far"][0]["id"] == f"g{total - LIVE_ROWS}"
+    assert state["counts"] == {"error": total // 10, "answered": total - total // 10}
+    live.close()
+    assert not live.path.exists()
+
+
+def test_judge_calls_are_counted_apart_and_give_no_row(tmp_path: Path) -> None:
+    from assay.models import Call, CallEnded, Completion, Outcome, ProviderConfig
+    from assay.viewer import CallProgress, LiveRun
+
+    live = LiveRun(tmp_path, "gate")
+    watch = CallProgress(live, keep_outputs=True)
+    config = ProviderConfig(type="python")
+    judged = Call("judge", "g1", 0, "the rubric and answer", config, purpose="judge")
+    watch(CallEnded(1, 2, judged, Outcome(Completion('{"score": 1}'))))
+    failed = Call("a", "g2", 1, "a prompt", config)
+    watch(CallEnded(2, 2, failed, Outcome(None, "HTTP 500: the prompt echoed back")))
+    state = json.loads(live.path.read_text(encoding="utf-8"))
+    assert state["phase"] == "output" and (state["done"], state["total"]) == (2, 2)
+    [row] = state["results_so_far"]
+    assert (row["id"], row["status"], row["repeat"], row["output"]) == ("g2", "error", 1, None)
+    assert "echoed" not in json.dumps(state)  # an error message can quote the prompt: not kept
+    live.close()

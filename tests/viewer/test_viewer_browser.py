@@ -375,15 +375,21 @@ def test_a_real_eval_in_progress_shows_up_on_the_live_page(browser: Any, tmp_pat
             try:
                 raw.wait_for_selector(".live-run:has-text('eval')", timeout=20_000)
                 first = _done(raw.locator(".live-progress").inner_text())
-                later = first
+                later, text = first, ""
                 for _ in range(100):
-                    if not raw.locator(".live-progress").count():
+                    # One read of the section: the page may redraw between two.
+                    text = raw.evaluate(
+                        "() => document.querySelector('.live-run')?.innerText || ''"
+                    )
+                    if not text:
                         break
-                    later = max(later, _done(raw.locator(".live-progress").inner_text()))
+                    later = max(later, _done(text))
                     if later > first:
                         break
                     raw.wait_for_timeout(100)
                 assert later > first  # the page followed the run as it went
+                # ... and showed the calls answered so far, the first one among them.
+                assert "ANSWERED" in text and "q0" in text, text
             finally:
                 _, err = run.communicate(timeout=60)
             assert run.returncode == 0, err
@@ -393,6 +399,6 @@ def test_a_real_eval_in_progress_shows_up_on_the_live_page(browser: Any, tmp_pat
 
 
 def _done(text: str) -> int:
-    match = re.match(r"(\d+) of 4 done", text)
+    match = re.search(r"(\d+) of 4 calls done", text)
     assert match, text
     return int(match.group(1))

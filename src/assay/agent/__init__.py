@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         run_agent,
     )
     from assay.agent._composite import COST_BASELINE_USD, DURATION_BASELINE_S, Components, compose
-    from assay.agent._execute import Sandbox
+    from assay.agent._execute import Sandbox, TaskRun, TaskWatcher
     from assay.agent._merge import MergedRun, merge_agent, merge_run
     from assay.agent._record import compare_runs, failures_table, run_document
     from assay.agent._saved_runs import load_run, previous_run
@@ -37,7 +37,7 @@ _EXPORTS: Final = exports_by_module(
             "AgentOptions AgentOutcome attestation_checker execute_agent load_tasks run_agent"
         ),
         "assay.agent._composite": "COST_BASELINE_USD DURATION_BASELINE_S Components compose",
-        "assay.agent._execute": "Sandbox",
+        "assay.agent._execute": "Sandbox TaskRun TaskWatcher",
         "assay.agent._merge": "MergedRun merge_agent merge_run",
         "assay.agent._record": "compare_runs failures_table run_document",
         "assay.agent._saved_runs": "load_run previous_run",
@@ -61,6 +61,8 @@ __all__ = [
     "Components",
     "MergedRun",
     "Sandbox",
+    "TaskRun",
+    "TaskWatcher",
     "Telemetry",
     "all_tasks",
     "attestation_checker",

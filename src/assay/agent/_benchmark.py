@@ -27,7 +27,7 @@ from assay.vocabulary import DEFAULT_AGENT_TIERS, Tier
 
 if TYPE_CHECKING:
     from assay.agent._attester import Attester
-    from assay.agent._execute import Sandbox
+    from assay.agent._execute import Sandbox, TaskWatcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +293,7 @@ def execute_agent(
     keep_worktrees: bool = False,
     sandbox: Sandbox | None = None,
     report: Callable[[str], None] | None = None,
+    watcher: TaskWatcher | None = None,
     executor: str = "local",
     ray_address: str | None = None,
 ) -> AgentOutcome:
@@ -301,6 +302,7 @@ def execute_agent(
     again), seal each journal as an attestation, and score the run.
 
     ``sandbox``: how the agent is watched and fenced (default: journaled, network on).
+    ``report`` gets the progress lines, ``watcher`` each task's run as it ends.
     ``executor``: ``local`` (``jobs`` tasks at once, default 1) or ``ray`` (each task a Ray
     task on the cluster at ``ray_address``, else on a local Ray started for the run; ``jobs``
     caps the tasks at once, default every CPU of the cluster).
@@ -345,6 +347,7 @@ def execute_agent(
         journal_dir=folder,
         attest=attest,
         report=report,
+        watcher=watcher,
         verified=verified,
     )
     try:

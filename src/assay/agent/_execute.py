@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from assay.agent._box import DEFAULT_MEMORY_MB, Finished, Limits, Sandboxed, Unsandboxed
 from assay.agent._sandbox import (
@@ -84,6 +84,15 @@ class Sandbox:
         return "docker" if self.environment == "docker" else self.isolation
 
 
+class TaskWatcher(Protocol):
+    """Follows a run's tasks: its count as it starts, then each task's run as it ends (in the
+    thread that ran it, or on the driver when a Ray worker did)."""
+
+    def started(self, count: int) -> None: ...
+
+    def ended(self, task: Golden, run: TaskRun) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Execution:
     """How each task of a run is executed, whoever runs it (a thread here, a Ray worker).
@@ -95,10 +104,10 @@ class Execution:
         journal_dir: where the journals are written (None: the tracer's folder, removed after
             the task).
         attest: what seals each journal (None: no seal).
-        report: where the progress lines go (None: nowhere). When it also has a method
-            ``task_ended(count, task, run)``, :func:`run_tasks` calls it once as the run
-            starts (``task`` and ``run`` None) and as each task ends, in its thread (a Ray
-            run's tasks end on the workers: not told).
+        report: where the progress lines go (None: nowhere).
+        watcher: who follows the tasks (``assay view``'s live page), told the task count as
+            the run starts and each task's run as it ends (None: no one). It is told here,
+            on the driver, whoever ran the task: a thread of this run or a Ray worker.
         verified: each task's verify on its untouched fixture, by task id, run before any
             agent (:func:`verify_fixtures`); a task not in it runs its own first.
     """
@@ -109,6 +118,7 @@ class Execution:
     journal_dir: Path | None = None
     attest: Attester | None = None
     report: Callable[[str], None] | None = None
+    watcher: TaskWatcher | None = None
     verified: Mapping[str, Step] = field(default_factory=dict)
 
 
@@ -672,18 +682,17 @@ def run_tasks(
         verified = verify_fixtures(tasks, execution.sandbox, jobs=jobs)
         execution = replace(execution, verified=verified)
     scratch = Path(tempfile.mkdtemp(prefix="assay-agent-"))
-    # A report that also keeps count (``assay view``'s live page) is told of each task's end.
-    ended = getattr(execution.report, "task_ended", None)
+    watcher = execution.watcher
 
     def one(task: Golden) -> TaskRun:
         run = run_task(task, execution, scratch)
-        if ended is not None:
-            ended(len(tasks), task, run)
+        if watcher is not None:
+            watcher.ended(task, run)
         return run
 
     try:
-        if ended is not None:
-            ended(len(tasks), None, None)  # the run starts: its task count
+        if watcher is not None:
+            watcher.started(len(tasks))
         with ThreadPoolExecutor(max_workers=max(1, jobs or 1)) as pool:
             return list(pool.map(one, tasks))
     finally:

@@ -312,11 +312,13 @@ class _Driver:
         # never run twice behind the user's back (a retried agent would see a second, different
         # run); a slot whose worker died gets a new worker for the tasks still to run.
         self._runner = self.ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskRunner)
-        # The report is a callable of this process, the journal folder a folder of its node.
-        self._shipped = replace(self.execution, journal_dir=None, report=None)
+        # The report and the watcher are this process's, the journal folder a folder of its node.
+        self._shipped = replace(self.execution, journal_dir=None, report=None, watcher=None)
 
     def drive(self, workers: int) -> list[TaskRun]:
         """Every task run on ``workers`` workers, in task order."""
+        if self.execution.watcher is not None:
+            self.execution.watcher.started(len(self.tasks))
         for _ in range(workers):
             self._start_worker()
         while self.pending:
@@ -383,10 +385,11 @@ class _Driver:
         if not self.execution.keep:  # its scratch folder, when its node is this machine
             shutil.rmtree(Path(tempfile.gettempdir()) / job_scratch, True)
         reason = f"the Ray worker running this task was lost ({_first_line(exc)})"
-        self.runs[index] = _lost_run(task, reason, self.execution, self.scratch)
+        run = self.runs[index] = _lost_run(task, reason, self.execution, self.scratch)
         report = self.execution.report
         if report is not None:
             report(f"task {task.id}: {reason}: recorded as a crash")
+        self._ended(index, run)
         self.ray.kill(actor)  # its slot gets a new worker
 
     def _take(self, index: int, done: _Done) -> None:
@@ -397,7 +400,12 @@ class _Driver:
         if done.error is not None:
             self.errors[index] = done.error
         elif done.run is not None:
-            self.runs[index] = _received(done, done.run, self.execution)
+            run = self.runs[index] = _received(done, done.run, self.execution)
+            self._ended(index, run)
+
+    def _ended(self, index: int, run: TaskRun) -> None:
+        if self.execution.watcher is not None:
+            self.execution.watcher.ended(self.tasks[index], run)
 
 
 def _received(done: _Done, run: TaskRun, execution: Execution) -> TaskRun:

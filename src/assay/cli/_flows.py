@@ -176,24 +176,25 @@ def _calls_watched(config: Config, live: bool) -> Iterator[None]:
     """While an eval or gate run makes model calls (live candidates, the judge), its progress
     in ``.assay/live/`` (the live page of ``assay view``), removed when the run ends. The file,
     and the viewer's import, come with the first call: a run without calls writes none."""
-    from assay.models import CALL_WATCHERS
+    from assay.models import CALL_WATCHERS, CallEnded
 
-    progress: list[Any] = []  # the LiveRun, once the first call is done
+    progress: list[Any] = []  # the LiveRun and its watcher, once the first call is done
 
-    def watch(done: int, total: int) -> None:
+    def watch(ended: CallEnded) -> None:
         if not progress:
-            from assay.viewer import LiveRun
+            from assay.viewer import CallProgress, LiveRun
 
-            progress.append(LiveRun(config.root, "eval" if live else "gate"))
-        progress[0].update(done, total)
+            run = LiveRun(config.root, "eval" if live else "gate")
+            progress.extend([run, CallProgress(run, config.keep_outputs)])
+        progress[1](ended)
 
     CALL_WATCHERS.append(watch)
     try:
         yield
     finally:
         CALL_WATCHERS.remove(watch)
-        for run in progress:
-            run.close()
+        if progress:
+            progress[0].close()
 
 
 def _save(config: Config, run: Any, document: dict[str, Any]) -> None:
@@ -277,7 +278,8 @@ def _agent_outcome(
                 config,
                 command,
                 sandbox=sandbox,
-                report=AgentProgress(say, live, config),
+                report=say,
+                watcher=AgentProgress(live, config),
                 jobs=running.jobs,
                 keep_worktrees=running.keep_worktrees,
                 executor=running.executor or "local",

@@ -29,8 +29,7 @@ if TYPE_CHECKING:
     )
     from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
-    from assay.models._progress import CALL_WATCHERS
-    from assay.models._runner import Call, Outcome, RunStats, run_calls
+    from assay.models._runner import CALL_WATCHERS, Call, CallEnded, Outcome, RunStats, run_calls
     from assay.models._static import RawOutputs, load_outputs, read_outputs
     from assay.models._template import render
     from assay.models.providers import (
@@ -50,8 +49,7 @@ _EXPORTS: Final = exports_by_module(
         ),
         "_live": "LiveOutputs generate_outputs",
         "_pool": "gather_or_cancel",
-        "_progress": "CALL_WATCHERS",
-        "_runner": "Call Outcome RunStats run_calls",
+        "_runner": "CALL_WATCHERS Call CallEnded Outcome RunStats run_calls",
         "_static": "RawOutputs load_outputs read_outputs",
         "_template": "render",
         "providers": "SAMPLING_SETTINGS Completion Provider ProviderConfig ProviderError",
@@ -63,6 +61,7 @@ __all__ = [
     "CALL_WATCHERS",
     "SAMPLING_SETTINGS",
     "Call",
+    "CallEnded",
     "CandidatesFile",
     "Completion",
     "DamagedCacheError",

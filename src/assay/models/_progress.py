@@ -17,10 +17,6 @@ from typing import Final, TextIO
 REDRAW_S: Final = 0.1  # a terminal line: often enough to look alive, cheap for 100,000 calls
 PLAIN_S: Final = 5.0  # a log line: every few seconds
 
-# Who else follows the calls of a run besides standard error (``assay view``'s live progress
-# file): each is called with (done, total) after every call. The CLI adds one for a run's length.
-CALL_WATCHERS: Final[list[Callable[[int, int], None]]] = []
-
 
 def _duration(seconds: float) -> str:
     if seconds < 10:
@@ -62,8 +58,6 @@ class Progress:
     def step(self, *, failed: bool = False) -> None:
         self.done += 1
         self.failed += failed
-        for watch in CALL_WATCHERS:
-            watch(self.done, self.total)
         if not self.enabled:
             return
         now = self._clock()

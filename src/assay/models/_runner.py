@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from assay.errors import ConfigError
 from assay.models._cache import OutputCache, cache_key, provider_identity
@@ -118,6 +118,21 @@ class RunStats:
 _COUNTS = ("made", "cache_hits", "attempts", "errors", "input_tokens", "output_tokens", "cost_usd")
 
 
+@dataclass(frozen=True, slots=True)
+class CallEnded:
+    """One call of a run has its outcome: ``done`` of the run's ``total`` calls so far."""
+
+    done: int
+    total: int
+    call: Call
+    outcome: Outcome
+
+
+# Who follows a run's calls besides its progress line on standard error (``assay view``'s live
+# progress file): each is told of every call's end. The CLI adds one for a run's length.
+CALL_WATCHERS: Final[list[Callable[[CallEnded], None]]] = []
+
+
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
     """Retry-After when the server gave one, else capped exponential backoff, full jitter."""
     if retry_after is not None:
@@ -154,6 +169,8 @@ async def run_calls(
             next_index += 1
             outcome = outcomes[index] = await runner.one(calls[index])
             bar.step(failed=outcome.completion is None)
+            for watch in CALL_WATCHERS:
+                watch(CallEnded(bar.done, len(calls), calls[index], outcome))
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(calls)))]

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Final
 from assay._lazy import exports_by_module, lazy_exports
 
 if TYPE_CHECKING:
-    from assay.viewer._live import AgentProgress, LiveRun, live_run, live_runs
+    from assay.viewer._live import AgentProgress, CallProgress, LiveRun, live_run, live_runs
     from assay.viewer._runs import RUN_ID, NoRun, RunStore
     from assay.viewer._server import ViewerApp, make_server, serve, url_of
 
 _EXPORTS: Final = exports_by_module(
     {
-        "_live": "AgentProgress LiveRun live_run live_runs",
+        "_live": "AgentProgress CallProgress LiveRun live_run live_runs",
         "_runs": "RUN_ID NoRun RunStore",
         "_server": "ViewerApp make_server serve url_of",
     }
@@ -27,6 +27,7 @@ _EXPORTS: Final = exports_by_module(
 __all__ = [
     "RUN_ID",
     "AgentProgress",
+    "CallProgress",
     "LiveRun",
     "NoRun",
     "RunStore",

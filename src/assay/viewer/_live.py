@@ -3,10 +3,14 @@ keeps a small progress file under ``.assay/live/`` (written atomically, at most 
 second) and removes it when it ends; the viewer lists the files of processes still running.
 
 A progress file holds counts and, per result so far, what a run record holds (id, candidate,
-status, score, a task's failure category and measured telemetry): no prompt or expected
-answer, and an output only with ``keep_outputs``. An eval or gate counts its model calls
-(generation, the judge); a bench run with ``--agent`` counts its tasks, each finished task's
-row in ``results_so_far``.
+status, score, a task's failure category and measured telemetry): no prompt, expected answer or
+error message, and an output only with ``keep_outputs``. It keeps the last ``LIVE_ROWS`` rows
+and the count of every status, so a run of 100,000 calls rewrites a small file.
+
+- A bench run with ``--agent`` counts its tasks: each finished task's row, scored.
+- An eval or gate counts its model calls, the candidates' then the judge's (``phase``): each
+  candidate call's row says ``answered`` or ``error``. Its verdict comes when the run scores,
+  after the calls: a check (a user's python, an embedding) never runs twice for the view.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 WRITE_EVERY_S: Final = 0.25  # a browser polls about once a second: four writes are plenty
+LIVE_ROWS: Final = 500  # the live page shows the newest 200
 
 
 def live_dir(root: Path) -> Path:
@@ -39,8 +44,10 @@ class LiveRun:
             "pid": os.getpid(),
             "kind": kind,
             "started_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "phase": None,
             "done": 0,
             "total": None,
+            "counts": {},
             "results_so_far": [],
         }
         self.written = False  # the file is made by the first update: a run with none leaves none
@@ -52,12 +59,20 @@ class LiveRun:
         total: int | None,
         result: dict[str, Any] | None = None,
         force: bool = False,
+        phase: str | None = None,
     ) -> None:
         """The progress now; written when the last write is old enough (or ``force``)."""
         with self._lock:
-            self.state["done"], self.state["total"] = done, total
+            state = self.state
+            state["done"], state["total"] = done, total
+            if phase is not None:
+                state["phase"] = phase
             if result is not None:
-                self.state["results_so_far"].append(result)
+                counts, rows = state["counts"], state["results_so_far"]
+                counts[result["status"]] = counts.get(result["status"], 0) + 1
+                rows.append(result)
+                if len(rows) > LIVE_ROWS:
+                    del rows[0]
             if force or self._clock() - self._written >= WRITE_EVERY_S or done == total:
                 self._write()
 
@@ -81,26 +96,49 @@ class LiveRun:
 
 
 class AgentProgress:
-    """The ``report`` of a bench run with ``--agent``: each progress line goes on to ``say``;
-    as each task ends (:func:`assay.agent._execute.run_tasks` calls :meth:`task_ended`) its
-    row joins the progress file of ``live``."""
+    """The task watcher of a bench run with ``--agent`` (an ``assay.agent.TaskWatcher``): as
+    each task ends, its row joins the progress file of ``live``."""
 
-    def __init__(self, say: Callable[[str], None], live: LiveRun, config: Any) -> None:
-        self._say, self._live, self._config = say, live, config
+    def __init__(self, live: LiveRun, config: Any) -> None:
+        self._live, self._config = live, config
         self._done = 0
+        self._count: int | None = None
         self._count_lock = threading.Lock()
 
-    def __call__(self, line: str) -> None:
-        self._say(line)
+    def started(self, count: int) -> None:
+        self._count = count
+        self._live.update(0, count, force=True, phase="tasks")  # on the live page at once
 
-    def task_ended(self, count: int, task: Any, run: Any) -> None:
-        if task is None:
-            self._live.update(0, count, force=True)  # the run starts: on the live page at once
-            return
+    def ended(self, task: Any, run: Any) -> None:
         row = agent_row(task, run, self._config)
         with self._count_lock:
             self._done += 1
-            self._live.update(self._done, count, row, force=True)  # tasks end seconds apart
+            self._live.update(self._done, self._count, row, force=True)  # tasks end seconds apart
+
+
+class CallProgress:
+    """The call watcher of an eval or gate run (``assay.models.CALL_WATCHERS``): counts every
+    call; each candidate call's row says whether it was answered, how fast, and from the
+    cache."""
+
+    def __init__(self, live: LiveRun, keep_outputs: bool) -> None:
+        self._live, self._keep_outputs = live, keep_outputs
+
+    def __call__(self, ended: Any) -> None:
+        call, outcome = ended.call, ended.outcome
+        row = None
+        if call.purpose == "output":
+            answered = outcome.completion is not None
+            row = {
+                "id": call.golden,
+                "candidate": call.candidate,
+                "repeat": call.repeat,
+                "status": "answered" if answered else "error",
+                "cached": outcome.cached,
+                "latency_ms": outcome.latency_ms,
+                "output": outcome.completion.text if answered and self._keep_outputs else None,
+            }
+        self._live.update(ended.done, ended.total, row, phase=call.purpose)
 
 
 def agent_row(task: Any, run: Any, config: Any) -> dict[str, Any]:
@@ -163,7 +201,7 @@ def live_runs(root: Path) -> list[dict[str, Any]]:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except OSError:
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     for name in names:
         try:
             state = json.loads((folder / name).read_text(encoding="utf-8"))
@@ -171,14 +209,17 @@ def live_runs(root: Path) -> list[dict[str, Any]]:
             continue  # being replaced this instant, or not ours
         if not isinstance(state, dict) or not _running(state.get("pid")):
             continue
+        counts = state.get("counts")
         out.append(
             {
                 "run_id": state.get("run_id"),
                 "pid": state.get("pid"),  # the live page tells runs apart by it
                 "kind": state.get("kind"),
                 "started_at": state.get("started_at"),
+                "phase": state.get("phase"),
                 "done": state.get("done"),
                 "total": state.get("total"),
+                "counts": counts if isinstance(counts, dict) else {},
                 "results_so_far": [
                     r for r in state.get("results_so_far") or () if isinstance(r, dict)
                 ],

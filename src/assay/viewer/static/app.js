@@ -8,7 +8,9 @@ const OVERSCAN = 12;       // rows drawn beyond the window, so fast scrolling sh
 const LIVE_POLL_MS = 1000;
 const STATUSES = ["pass", "fail", "error", "needs-judge", "no-output"];
 const LABEL = {"pass": "PASS", "fail": "FAIL", "needs-judge": "NEEDS-JUDGE",
-  "no-output": "NO-OUTPUT", "error": "ERROR"};
+  "no-output": "NO-OUTPUT", "error": "ERROR", "answered": "ANSWERED"};
+// What a live run counts: its tasks (bench), or its model calls (eval, gate), the judge's apart.
+const UNITS = {"tasks": "tasks", "output": "calls", "judge": "judge calls"};
 const CHANGES = ["regressed", "improved", "added", "removed", "same"];
 const app = document.getElementById("app");
 const cache = {runs: null, run: new Map()};
@@ -545,7 +547,8 @@ function attestationView(a) {
   const box = el("div");
   const verdict = a.verdict ?? a.status ?? a.ok;
   box.append(kv([["verdict", verdict === true ? "verified" : verdict === false ? "not verified" : verdict],
-    ["attestation", a.id], ["sealed", a.sealed_at || a.sealed], ["digest", a.digest || a.root]]));
+    ["attestation", a.id], ["sealed", a.sealed_at || a.sealed], ["verified clean", a.clean],
+    ["digest", a.digest || a.root]]));
   const reasons = a.reasons || a.attestation_reasons || [];
   if (reasons.length) {
     const ul = el("ul", "plain");
@@ -784,15 +787,26 @@ function liveView(box, data, seen) {
     const s = el("section", "live-run");
     const p = el("progress");
     p.max = Math.max(1, r.total || 0); p.value = r.done || 0;
+    const unit = UNITS[r.phase] || "done";
     add(s, add(el("h2"), el("span", "chip k-" + r.kind, r.kind), ` started ${when(r.started_at)}`,
       r.pid ? el("span", "muted", ` · process ${r.pid}`) : null),
-      add(el("div", "bar"), p, el("span", "live-progress", `${r.done ?? 0} of ${r.total ?? "?"} done`)));
+      add(el("div", "bar"), p,
+        el("span", "live-progress", `${r.done ?? 0} of ${r.total ?? "?"} ${unit} done`)));
+    const counts = Object.entries(r.counts || {});
+    if (counts.length) {
+      s.append(add(el("p", "live-counts"),
+        ...counts.flatMap(([st, n], i) => [i ? " · " : "", chip(st), ` ${n}`])));
+    }
     const so = r.results_so_far || [];
     if (so.length) {
       const ul = el("ul", "checks");
       so.slice(-200).reverse().forEach((x) => ul.append(add(el("li"), chip(x.status, x.score), " ",
-        el("span", "mono", x.id), x.candidate ? el("span", "muted", " · " + x.candidate) : null)));
-      add(s, el("h3", null, `results so far (${so.length}, newest first)`), ul);
+        el("span", "mono", x.id), x.candidate ? el("span", "muted", " · " + x.candidate) : null,
+        x.repeat ? el("span", "muted", ` · repeat ${x.repeat + 1}`) : null,
+        isNum(x.latency_ms) ? el("span", "muted", ` · ${Math.round(x.latency_ms)} ms`) : null,
+        x.cached ? el("span", "muted", " · cached") : null)));
+      const seen = counts.reduce((a, [, n]) => a + n, 0) || so.length;
+      add(s, el("h3", null, `results so far (${seen}, newest first)`), ul);
     }
     box.append(s);
   });
