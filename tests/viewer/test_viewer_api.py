@@ -258,6 +258,75 @@ def test_an_agent_task_has_its_telemetry_and_its_journal_as_a_timeline(tmp_path:
         assert other["journal"] is None and other["failure_category"] is None
 
 
+def _fake_checkout(root: Path, sha: str) -> None:
+    (root / ".git" / "refs" / "heads").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (root / ".git" / "refs" / "heads" / "main").write_text(sha + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_an_agent_run_keeps_its_git_state_and_when_asked_its_outputs(
+    tmp_path: Path, keep: bool
+) -> None:
+    from tests.helpers.telemetry import smoke_telemetry
+
+    sha = "89abcdef0123456789abcdef0123456789abcdef"
+    _fake_checkout(tmp_path, sha)
+    (tmp_path / "assay.toml").write_text(f"keep_outputs = {str(keep).lower()}\n")
+    telemetry = Path(smoke_telemetry(tmp_path / "telemetry", output="the agent's last words"))
+    argv = ["bench", "--telemetry", telemetry, "-k", "smoke-*"]
+    code, _, err = run_cli(argv, tmp_path, env={"GITHUB_SHA": None})
+    assert code == 0, err
+    [run_id] = _ids(tmp_path)
+    with serving(tmp_path) as address:
+        [summary] = get(address, "/api/runs")[2]["runs"]
+        assert summary["git"] == {"branch": "main", "commit": sha}
+        _, _, run = get(address, f"/api/runs/{run_id}")
+        outputs = {r["output"] for r in run["results"]}
+        assert outputs == ({"the agent's last words"} if keep else {None})
+        _, _, task = get(address, f"/api/runs/{run_id}/goldens/smoke-fix-readme-typo")
+        assert task["output"] == ("the agent's last words" if keep else None)
+
+
+def test_an_agent_runs_attestation_verdict_and_why_are_on_its_page(tmp_path: Path) -> None:
+    from assay.gate import save_run
+
+    dirty = "attestation sha256:0123456789ab… is DIRTY: hidden_read: tests/test_x.py, event 4"
+    record = {
+        "schema_version": 2,
+        "kind": "agent",
+        "results": [
+            {"id": "t1", "candidate": "agent", "status": "pass", "score": 1.0},
+            {"id": "t2", "candidate": "agent", "status": "pass", "score": 1.0, "safety": dirty},
+        ],
+        "summary": {
+            "total": 2,
+            "counts": {"pass": 2},
+            "pass_rate": 1.0,
+            "attestation": {"verdict": "DIRTY", "sealed": 2, "clean": 1},
+        },
+    }
+    dirty_id = save_run(tmp_path, record)
+    clean = {**record, "results": record["results"][:1]}
+    clean["summary"] = {**record["summary"], "attestation": {"verdict": "CLEAN", "sealed": 1}}
+    clean_id = save_run(tmp_path, clean)
+    unsealed_id = save_run(tmp_path, {**clean, "summary": {"total": 1, "counts": {}}})
+    with serving(tmp_path) as address:
+        assert get(address, f"/api/runs/{dirty_id}")[2]["attestation"] == {
+            "verdict": "DIRTY",
+            "sealed": 2,
+            "clean": 1,
+            "reasons": [f"t2: {dirty}"],
+        }
+        assert get(address, f"/api/runs/{clean_id}")[2]["attestation"] == {
+            "verdict": "CLEAN",
+            "sealed": 1,
+            "clean": None,  # not in the record: not made up
+            "reasons": [],
+        }
+        assert get(address, f"/api/runs/{unsealed_id}")[2]["attestation"] is None
+
+
 # --------------------------------------------------------------------------- compare
 
 

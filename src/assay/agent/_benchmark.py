@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.agent._gate import agent_gate
-from assay.agent._record import compare_runs, run_document
+from assay.agent._record import compare_runs, run_document, saved_record
 from assay.agent._saved_runs import previous_run
 from assay.agent._scoring import AttestationCheck, score_tasks
 from assay.agent._telemetry import Telemetry, load_telemetry
@@ -174,12 +174,19 @@ def run_agent(options: AgentOptions, config: Config) -> AgentOutcome:
     # The tasks and their telemetry are scored: let their memory serve the document (a large
     # run's peak is all three at once otherwise); a gate keeps the tasks for fingerprints.
     by_id = {t.id: t for t in tasks} if options.mode != "report" else {}
+    # The agent's outputs, kept with the saved run when asked (``keep_outputs``).
+    kept = (
+        {t.id: telemetry[t.id].output for t in tasks if t.id in telemetry}
+        if config.keep_outputs
+        else None
+    )
     del every, tasks, telemetry
     document = run_document(run, selection)
     if partial is not None:
         document["partial"] = partial
     comparison, note = _compared(options, config, document)
-    run_id = save_run(config.root, document) if options.save else None
+    record = saved_record(document, config.root, kept) if options.save else None
+    run_id = save_run(config.root, record) if record is not None else None
     if run_id is not None:
         prune_runs(config.root, config.keep_runs)
         document = {"run_id": run_id, **document}

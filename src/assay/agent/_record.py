@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
@@ -24,6 +25,20 @@ def run_document(run: AgentRun, selection: Mapping[str, Any]) -> dict[str, Any]:
         "selection": dict(selection),
         **document,
     }
+
+
+def saved_record(
+    document: Mapping[str, Any], root: Path, outputs: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """What a saved agent run holds: its document, the git branch and commit the project is
+    at, and with ``keep_outputs`` each task's output (the agent's final text: ``outputs``),
+    which ``assay view`` shows beside the task."""
+    from assay.gate import git_state
+
+    record = {**document, "git": git_state(root)}
+    if outputs is not None:
+        record["outputs"] = {"agent": dict(outputs)}
+    return record
 
 
 def _delta(before: Any, after: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         shards_config,
         suite_digest,
     )
-    from assay.gate._record import expand_rows, gate_record
+    from assay.gate._record import expand_rows, gate_record, git_state
     from assay.gate._regressions import Diff, Regression, Rules, Trials
     from assay.gate._run import GateRun, example_paths, load_selected, run_gate
     from assay.gate._selection import IdFilter, id_filter
@@ -51,7 +51,7 @@ _EXPORTS: Final = exports_by_module(
         "_partial": (
             "PARTIAL_VERSION ShardDocument file_digest read_shards shards_config suite_digest"
         ),
-        "_record": "expand_rows gate_record",
+        "_record": "expand_rows gate_record git_state",
         "_regressions": "Diff Regression Rules Trials",
         "_run": "GateRun example_paths load_selected run_gate",
         "_selection": "IdFilter id_filter",
@@ -87,6 +87,7 @@ __all__ = [
     "file_digest",
     "fingerprint",
     "gate_record",
+    "git_state",
     "id_filter",
     "is_mode",
     "list_runs",

@@ -100,6 +100,30 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def run_attestation(record: dict[str, Any]) -> dict[str, Any] | None:
+    """An agent run's attestation verdict (None: no task was sealed, or not an agent run):
+    ``CLEAN`` or ``DIRTY``, how many tasks were sealed and verified clean, and why each task
+    that was not had its Safety zeroed."""
+    summary = record.get("summary") or {}
+    given = summary.get("attestation") if isinstance(summary, dict) else None
+    if not isinstance(given, dict) or given.get("verdict") not in ("CLEAN", "DIRTY"):
+        return None
+    counts = {k: given.get(k) for k in ("sealed", "clean")}
+    reasons = [
+        f"{result.get('id')}: {result['safety']}"
+        for result in record.get("results") or ()
+        if isinstance(result, dict) and isinstance(result.get("safety"), str)
+    ]
+    return {
+        "verdict": given["verdict"],
+        **{
+            k: n if isinstance(n, int) and not isinstance(n, bool) else None
+            for k, n in counts.items()
+        },
+        "reasons": reasons,
+    }
+
+
 def rows_of(record: dict[str, Any]) -> list[dict[str, Any]]:
     """Every result of a record as an API Row (outputs only where the record kept them)."""
     outputs = record.get("outputs") or {}

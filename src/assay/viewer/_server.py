@@ -20,7 +20,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from assay.errors import AssayError
-from assay.viewer._runs import NoRun, RunStore, is_safe_name, rows_of, summary_of
+from assay.viewer._runs import NoRun, RunStore, is_safe_name, rows_of, run_attestation, summary_of
 
 _JSON: Final = "application/json; charset=utf-8"
 _TYPES: Final = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -81,7 +81,7 @@ class ViewerApp:
             "regressions": [r for r in record.get("regressions") or () if isinstance(r, dict)],
             "notes": [str(n) for n in summary.get("notes") or ()],
             "undecided": [str(n) for n in summary.get("undecided") or ()],
-            "attestation": None,
+            "attestation": run_attestation(record),
         }
 
 
