@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         default_cache_path,
         remove_cache_files,
     )
+    from assay.models._calls import CALL_WATCHERS, Call, CallEnded, Outcome
     from assay.models._candidates_file import (
         CandidatesFile,
         LiveCandidate,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     )
     from assay.models._live import LiveOutputs, generate_outputs
     from assay.models._pool import gather_or_cancel
-    from assay.models._runner import CALL_WATCHERS, Call, CallEnded, Outcome, RunStats, run_calls
+    from assay.models._runner import RunStats, run_calls
     from assay.models._static import RawOutputs, load_outputs, read_outputs
     from assay.models._template import render
     from assay.models.providers import (
@@ -43,13 +44,14 @@ if TYPE_CHECKING:
 _EXPORTS: Final = exports_by_module(
     {
         "_cache": "DamagedCacheError OutputCache default_cache_path remove_cache_files",
+        "_calls": "CALL_WATCHERS Call CallEnded Outcome",
         "_candidates_file": (
             "CandidatesFile LiveCandidate load_candidates_file provider_config select_candidates "
             "settings_refused_by"
         ),
         "_live": "LiveOutputs generate_outputs",
         "_pool": "gather_or_cancel",
-        "_runner": "CALL_WATCHERS Call CallEnded Outcome RunStats run_calls",
+        "_runner": "RunStats run_calls",
         "_static": "RawOutputs load_outputs read_outputs",
         "_template": "render",
         "providers": "SAMPLING_SETTINGS Completion Provider ProviderConfig ProviderError",

@@ -17,8 +17,9 @@ from typing import Any
 from assay.errors import ConfigError, GoldenError
 from assay.goldens import Golden
 from assay.models._cache import OutputCache, default_cache_path
+from assay.models._calls import Call
 from assay.models._candidates_file import CandidatesFile, LiveCandidate
-from assay.models._runner import Call, RunStats, run_calls
+from assay.models._runner import RunStats, run_calls
 from assay.models._template import VARS_KEY, render, reserved_var, reserved_var_message
 from assay.models.providers import takes_context
 from assay.results import CallFailed
