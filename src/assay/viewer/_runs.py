@@ -108,7 +108,6 @@ def run_attestation(record: dict[str, Any]) -> dict[str, Any] | None:
     given = summary.get("attestation") if isinstance(summary, dict) else None
     if not isinstance(given, dict) or given.get("verdict") not in ("CLEAN", "DIRTY"):
         return None
-    counts = {k: given.get(k) for k in ("sealed", "clean")}
     reasons = [
         f"{result.get('id')}: {result['safety']}"
         for result in record.get("results") or ()
@@ -116,12 +115,15 @@ def run_attestation(record: dict[str, Any]) -> dict[str, Any] | None:
     ]
     return {
         "verdict": given["verdict"],
-        **{
-            k: n if isinstance(n, int) and not isinstance(n, bool) else None
-            for k, n in counts.items()
-        },
+        "sealed": _count(given.get("sealed")),
+        "clean": _count(given.get("clean")),
         "reasons": reasons,
     }
+
+
+def _count(value: Any) -> int | None:
+    """A count from a record, None when it is not one (a damaged record is shown, not trusted)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def rows_of(record: dict[str, Any]) -> list[dict[str, Any]]:

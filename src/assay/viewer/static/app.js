@@ -805,8 +805,8 @@ function liveView(box, data, seen) {
         x.repeat ? el("span", "muted", ` · repeat ${x.repeat + 1}`) : null,
         isNum(x.latency_ms) ? el("span", "muted", ` · ${Math.round(x.latency_ms)} ms`) : null,
         x.cached ? el("span", "muted", " · cached") : null)));
-      const seen = counts.reduce((a, [, n]) => a + n, 0) || so.length;
-      add(s, el("h3", null, `results so far (${seen}, newest first)`), ul);
+      const counted = counts.reduce((a, [, n]) => a + n, 0) || so.length;
+      add(s, el("h3", null, `results so far (${counted}, newest first)`), ul);
     }
     box.append(s);
   });
